@@ -1,0 +1,176 @@
+//! Collect stage: `Running` -> `Captured`. Reads both pipes until the command is done,
+//! enforces the deadline, and stops the process tree when it must.
+//!
+//! Completion is decided by the shell's exit, not by EOF on the pipes: a background
+//! grandchild (`sleep 30 &`, a dev server) keeps the pipes open long after the shell is
+//! gone, and waiting for EOF is the classic bash-tool hang. After the shell exits we read
+//! for at most `io_drain` more, then return and report who is still running.
+//!
+//! On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after the grace
+//! (or as soon as the group is empty), and reading goes on meanwhile so no output already
+//! written is lost. Whatever happens, this returns by `timeout + kill_grace + 2 × io_drain`.
+
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use rustix::process::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::time::sleep_until;
+use tokio_util::sync::CancellationToken;
+
+use crate::output::Capture;
+use crate::procs::ProcessInfo;
+use crate::spawn::{GroupGuard, Running};
+
+/// Bytes read from a pipe at a time.
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+
+/// How often a stopping group is checked for survivors.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
+/// The time limits of one call.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub kill_grace: Duration,
+    pub io_drain: Duration,
+}
+
+/// A finished call, before rendering.
+#[derive(Debug)]
+pub struct Captured {
+    /// The shell's exit status; `None` only if it could not be collected.
+    pub status: Option<ExitStatus>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration: Duration,
+    pub stdout: Capture,
+    pub stderr: Capture,
+    /// Processes of the command's tree still alive after the shell exited.
+    pub left_running: Vec<ProcessInfo>,
+    /// Armed while `left_running` is not empty: whoever keeps it decides when they die.
+    pub guard: GroupGuard,
+}
+
+/// Why the tree is being stopped, and how far along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    No,
+    /// SIGTERM sent; SIGKILL at this instant unless the group empties first.
+    Terminating {
+        kill_at: Instant,
+    },
+    /// SIGKILL sent, or the group emptied after SIGTERM.
+    Done,
+}
+
+/// Runs the collect loop for `running`, feeding `stdout` and `stderr`.
+pub async fn wait(
+    mut running: Running,
+    limits: Limits,
+    cancel: &CancellationToken,
+    mut stdout: Capture,
+    mut stderr: Capture,
+) -> Captured {
+    let deadline = running.started + limits.timeout;
+    let mut out_buf = vec![0u8; READ_CHUNK_BYTES];
+    let mut err_buf = vec![0u8; READ_CHUNK_BYTES];
+    let (mut out_open, mut err_open) = (true, true);
+    let mut status: Option<ExitStatus> = None;
+    let (mut timed_out, mut cancelled) = (false, false);
+    let mut stop = Stop::No;
+    let mut drain_until: Option<Instant> = None;
+    let mut poll = tokio::time::interval(GROUP_POLL);
+    let far_future = Instant::now() + Duration::from_secs(86_400 * 365);
+
+    loop {
+        let terminating = matches!(stop, Stop::Terminating { .. });
+        if !out_open && !err_open && status.is_some() && !terminating {
+            break;
+        }
+        tokio::select! {
+            read = running.stdout.read(&mut out_buf), if out_open => match read {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => stdout.feed(&out_buf[..n]),
+            },
+            read = running.stderr.read(&mut err_buf), if err_open => match read {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => stderr.feed(&err_buf[..n]),
+            },
+            exit = running.child.wait(), if status.is_none() => {
+                // An error here means the status is lost, not that the shell runs on.
+                status = exit.ok();
+                if status.is_none() {
+                    status = running.child.try_wait().ok().flatten();
+                }
+                if stop == Stop::No {
+                    drain_until = Some(Instant::now() + limits.io_drain);
+                }
+                if status.is_none() {
+                    break;
+                }
+            },
+            () = sleep_until(deadline.into()), if stop == Stop::No && status.is_none() => {
+                timed_out = true;
+                stop = begin_stop(&running.guard, limits);
+            },
+            () = cancel.cancelled(), if stop == Stop::No => {
+                cancelled = true;
+                stop = begin_stop(&running.guard, limits);
+            },
+            _ = poll.tick(), if terminating => {
+                if let Stop::Terminating { kill_at } = stop {
+                    let alive = running.guard.alive();
+                    if alive && Instant::now() >= kill_at {
+                        running.guard.signal(Signal::KILL);
+                    }
+                    if !alive || Instant::now() >= kill_at {
+                        stop = Stop::Done;
+                        drain_until = Some(Instant::now() + limits.io_drain);
+                    }
+                }
+            },
+            () = sleep_until(drain_until.unwrap_or(far_future).into()), if drain_until.is_some() && !terminating => break,
+        }
+    }
+
+    let mut guard = running.guard;
+    let mut left_running = Vec::new();
+    if stop == Stop::Done {
+        // SIGKILL is delivered asynchronously: wait (bounded) until the tree is gone, so
+        // that "killed" in the result is true when the caller reads it.
+        let give_up = Instant::now() + limits.io_drain;
+        while guard.alive() && Instant::now() < give_up {
+            guard.signal(Signal::KILL);
+            tokio::time::sleep(GROUP_POLL).await;
+        }
+    }
+    if guard.alive() {
+        if let Some(leader) = guard.leader() {
+            left_running = crate::procs::members(leader);
+        }
+    }
+    if left_running.is_empty() {
+        guard.disarm();
+    }
+    if status.is_none() {
+        status = running.child.try_wait().ok().flatten();
+    }
+    Captured {
+        status,
+        timed_out,
+        cancelled,
+        duration: running.started.elapsed(),
+        stdout,
+        stderr,
+        left_running,
+        guard,
+    }
+}
+
+fn begin_stop(guard: &GroupGuard, limits: Limits) -> Stop {
+    guard.signal(Signal::TERM);
+    Stop::Terminating {
+        kill_at: Instant::now() + limits.kill_grace,
+    }
+}

@@ -1,0 +1,136 @@
+//! Engine configuration: every limit the pipeline obeys, with the defaults of DESIGN.md.
+//!
+//! Pure data. Loading it from files and the environment is the job of the binary (a later
+//! issue); the engine only checks that the values are coherent (`Config::validate`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::Error;
+
+/// 1 KiB, in bytes.
+pub const KIB: usize = 1024;
+/// 1 MiB, in bytes.
+pub const MIB: usize = 1024 * KIB;
+
+/// Everything the engine needs to know to run a call. `Config::default()` is the product's
+/// defaults table.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The bash to run. `None`: the first `bash` on the `PATH` of this process.
+    pub bash: Option<PathBuf>,
+    /// Timeout when a request names none.
+    pub default_timeout: Duration,
+    /// Longest timeout a request may ask for; longer ones are clamped (and the result says so).
+    pub max_timeout: Duration,
+    /// Time between SIGTERM and SIGKILL when a process tree is stopped.
+    pub kill_grace: Duration,
+    /// How long to keep reading after the shell exited while descendants hold its pipes.
+    pub io_drain: Duration,
+    /// Longest command accepted, in bytes.
+    pub max_command_bytes: usize,
+    /// What the model may see of one call's output.
+    pub budget: Budget,
+    /// Most bytes one stream's spill file may hold; the file then ends with a note.
+    pub spill_cap_bytes: u64,
+    /// Where the session's output directory is created. `None`: the system temp dir.
+    pub spill_parent: Option<PathBuf>,
+}
+
+/// The text budget of one call: both streams together, after sanitizing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Most bytes of stream text the model sees for one call.
+    pub bytes: usize,
+    /// Most lines of stream text the model sees for one call.
+    pub lines: usize,
+    /// Share of the budget given to the head of a cut stream; the tail gets the rest.
+    pub head_percent: usize,
+    /// Lines longer than this many chars are clipped (the full line stays in the spill file).
+    pub line_clip_chars: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            bytes: 50 * KIB,
+            lines: 2000,
+            head_percent: 25,
+            line_clip_chars: 2000,
+        }
+    }
+}
+
+impl Budget {
+    /// The most bytes one shown line can take, clip marker and newline included.
+    pub fn max_line_bytes(&self) -> usize {
+        // A char is at most 4 bytes in UTF-8; the marker is `crate::output::window::clip_marker`.
+        self.line_clip_chars * 4 + 64
+    }
+
+    /// Checks that the budget can always show the last line of both streams.
+    ///
+    /// # Errors
+    /// `Error::Config` naming the field when the values cannot hold the window's invariants.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.head_percent > 90 {
+            return Err(Error::config("head_percent", "must be at most 90"));
+        }
+        if self.lines < 2 {
+            return Err(Error::config(
+                "budget lines",
+                "must be at least 2 (one per stream)",
+            ));
+        }
+        if self.line_clip_chars == 0 {
+            return Err(Error::config("line_clip_chars", "must be at least 1"));
+        }
+        // Each stream gets at least half the budget when it is cut, and its tail at least
+        // (100 - head_percent)% of that: the last line must fit there.
+        let smallest_tail = self.bytes / 2 * (100 - self.head_percent) / 100;
+        if self.max_line_bytes() > smallest_tail {
+            return Err(Error::config(
+                "budget bytes",
+                format!(
+                    "{} bytes cannot show a clipped line of {} chars in both streams' tails; \
+                     raise the budget or lower line_clip_chars",
+                    self.bytes, self.line_clip_chars
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            bash: None,
+            default_timeout: Duration::from_secs(120),
+            max_timeout: Duration::from_secs(3600),
+            kill_grace: Duration::from_secs(2),
+            io_drain: Duration::from_millis(500),
+            max_command_bytes: MIB,
+            budget: Budget::default(),
+            spill_cap_bytes: 512 * MIB as u64,
+            spill_parent: None,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the values that could break the engine's invariants.
+    ///
+    /// # Errors
+    /// `Error::Config` naming the offending setting.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.budget.validate()?;
+        if self.default_timeout.is_zero() || self.max_timeout.is_zero() {
+            return Err(Error::config("timeout", "must be more than 0 seconds"));
+        }
+        if self.max_command_bytes == 0 {
+            return Err(Error::config("max_command_bytes", "must be more than 0"));
+        }
+        Ok(())
+    }
+}

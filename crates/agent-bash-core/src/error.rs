@@ -1,0 +1,56 @@
+//! The engine's one error type: failures of the tool itself, never of the command.
+//!
+//! A command that exits non-zero, is killed, times out or prints too much is *data* in the
+//! `Outcome`. These variants are for what stops the engine from running the command at all.
+
+use std::path::PathBuf;
+
+/// A failure of agent-bash itself (bad request, cannot spawn), with the context to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No bash binary could be found.
+    #[error("bash not found: {detail}")]
+    BashNotFound { detail: String },
+    /// The command is empty or whitespace.
+    #[error("the command is empty: give the shell code to run")]
+    EmptyCommand,
+    /// The command is longer than the configured maximum.
+    #[error("the command is {len} bytes, over the maximum of {max} bytes")]
+    CommandTooLong { len: usize, max: usize },
+    /// The command holds a NUL byte, which no shell argument can carry.
+    #[error("the command contains a NUL byte at offset {offset}")]
+    NulInCommand { offset: usize },
+    /// The working directory does not exist or is not a directory.
+    #[error("cwd {path}: {reason}")]
+    Cwd { path: PathBuf, reason: String },
+    /// The session root is not a usable directory.
+    #[error("session root {path}: {reason}")]
+    Root { path: PathBuf, reason: String },
+    /// A timeout of zero.
+    #[error("timeout_secs must be at least 1 (got {got})")]
+    Timeout { got: u64 },
+    /// A configuration value that cannot work.
+    #[error("config: {key}: {reason}")]
+    Config { key: String, reason: String },
+    /// Spawning bash failed.
+    #[error("cannot start {argv0}: {source}")]
+    Spawn {
+        argv0: PathBuf,
+        source: std::io::Error,
+    },
+    /// A long command could not be written to its script file.
+    #[error("cannot write the command's script file {path}: {source}")]
+    Script {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn config(key: &str, reason: impl Into<String>) -> Error {
+        Error::Config {
+            key: key.to_string(),
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The result of one call: every field a caller may need, as plain data.
+//!
+//! A non-zero exit, a signal, a timeout, a cut are all *data* here. `render` prints it.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::collect::Captured;
+use crate::config::Budget;
+use crate::exit;
+use crate::output::{StreamOutput, StreamStats, window};
+use crate::procs::ProcessInfo;
+use crate::request::Call;
+
+/// Everything about one finished call. `render::text` is what the model reads;
+/// `serde_json` gives the structured form (the MCP `structuredContent`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub command: String,
+    /// The directory the command ran in.
+    pub cwd: PathBuf,
+    /// The shell's exit code; `None` when it was killed by a signal.
+    pub exit_code: Option<i32>,
+    /// The signal that killed the shell (`SIGKILL`), if one did.
+    pub signal: Option<String>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    /// The timeout the call ran under, in seconds.
+    pub timeout_secs: u64,
+    pub duration_ms: u64,
+    /// stdout as the model sees it (windowed, sanitized).
+    pub stdout: String,
+    /// stderr as the model sees it (windowed, sanitized).
+    pub stderr: String,
+    pub stdout_stats: StreamStats,
+    pub stderr_stats: StreamStats,
+    /// Processes of the command still alive after its shell exited.
+    pub left_running: Vec<ProcessInfo>,
+    /// What the exit status usually means, when it is easy to misread.
+    pub exit_hint: Option<String>,
+    /// Things the caller should know (a clamped timeout, a spill file that failed…).
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// True if and only if the command succeeded: exit 0, no signal, no timeout, not cancelled.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+    }
+
+    /// The exit status as a process would report it: the code, or 128 + the signal number.
+    pub fn shell_status(&self, raw_signal: Option<i32>) -> i32 {
+        self.exit_code
+            .or(raw_signal.map(|signal| 128 + signal))
+            .unwrap_or(1)
+    }
+}
+
+/// Assembles the outcome of a captured call: splits the budget between the streams, and
+/// writes the spill files of what was cut.
+pub fn assemble(call: &Call, captured: Captured, budget: &Budget) -> (Outcome, Option<i32>) {
+    let Captured {
+        status,
+        timed_out,
+        cancelled,
+        duration,
+        stdout,
+        stderr,
+        left_running,
+        ..
+    } = captured;
+    let (out_share, err_share) = window::allocate(budget, stdout.demand(), stderr.demand());
+    let StreamOutput {
+        text: stdout,
+        stats: stdout_stats,
+    } = stdout.finish(out_share);
+    let StreamOutput {
+        text: stderr,
+        stats: stderr_stats,
+    } = stderr.finish(err_share);
+    let exit_code = status.and_then(|status| status.code());
+    let raw_signal = status.and_then(|status| status.signal());
+    let mut notes = Vec::new();
+    if let Some(asked) = call.timeout_clamped_from {
+        notes.push(format!(
+            "timeout_secs {asked} is over the maximum; the call ran with {} s",
+            call.timeout.as_secs()
+        ));
+    }
+    if status.is_none() {
+        notes.push("the shell's exit status could not be collected".into());
+    }
+    for (name, stats) in [("stdout", &stdout_stats), ("stderr", &stderr_stats)] {
+        if let Some(error) = &stats.spill_error {
+            notes.push(format!("the full {name} could not be saved: {error}"));
+        }
+        if stats.spill_capped {
+            notes.push(format!(
+                "the saved {name} stops at the spill cap; the rest was counted, not kept"
+            ));
+        }
+    }
+    let exit_hint = exit_code.and_then(|code| exit::explain(code, &call.command));
+    let outcome = Outcome {
+        command: call.command.clone(),
+        cwd: call.cwd.clone(),
+        exit_code,
+        signal: raw_signal.map(exit::signal_name),
+        timed_out,
+        cancelled,
+        timeout_secs: call.timeout.as_secs(),
+        duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        stdout,
+        stderr,
+        stdout_stats,
+        stderr_stats,
+        left_running,
+        exit_hint,
+        notes,
+    };
+    (outcome, raw_signal)
+}

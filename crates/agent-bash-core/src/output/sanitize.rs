@@ -1,0 +1,407 @@
+//! Output stage 1: turn a raw byte stream into plain text, as the bytes arrive.
+//!
+//! Strips ANSI/ECMA-48 control sequences (CSI, OSC ended by BEL or ST, DCS/SOS/PM/APC
+//! strings, other ESC sequences, and their 8-bit C1 forms), drops C0 controls except `\t`
+//! and `\n`, reports `\r` and backspace to the sink (which gives them their line meaning),
+//! and turns invalid UTF-8 into U+FFFD without ever splitting a valid character across two
+//! `feed` calls. Any chunking of the same bytes gives the same events.
+//!
+//! Why not `vte`: it streams correctly but ran at 440–580 MB/s here, and its state cannot
+//! be observed from outside, so no exact fast path can go around it. Finding where a
+//! sequence *ends* (all we need: we never act on one) is the eight states below, and the
+//! plain-text path is a vectorised scan. Never allocates.
+
+/// Receives the sanitized stream.
+pub trait TextSink {
+    /// Printable text: no control characters except `\t`.
+    fn text(&mut self, text: &str);
+    /// A line feed.
+    fn newline(&mut self);
+    /// A carriage return not (yet) known to be followed by a line feed.
+    fn carriage_return(&mut self);
+    /// A backspace.
+    fn backspace(&mut self);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Text.
+    Ground,
+    /// After ESC.
+    Escape,
+    /// After ESC and intermediate bytes (0x20–0x2F).
+    EscapeIntermediate,
+    /// Inside a control sequence (`ESC [`): parameters until a final byte 0x40–0x7E.
+    Csi,
+    /// Inside an operating system command (`ESC ]`), ended by BEL or ST.
+    Osc,
+    /// An ESC inside an OSC: `\` ends it (ST), anything else starts a new sequence.
+    OscEscape,
+    /// Inside a DCS, SOS, PM or APC string, ended by ST.
+    Str,
+    /// An ESC inside such a string.
+    StrEscape,
+}
+
+const ESC: u8 = 0x1b;
+const CAN: u8 = 0x18;
+const SUB: u8 = 0x1a;
+const BEL: u8 = 0x07;
+const REPLACEMENT: &str = "\u{FFFD}";
+
+/// The streaming sanitizer. One per stream.
+#[derive(Debug)]
+pub struct Sanitizer {
+    state: State,
+    /// The start of a UTF-8 character cut off by the end of the previous chunk.
+    carry: [u8; 4],
+    carry_len: usize,
+}
+
+impl Default for Sanitizer {
+    fn default() -> Sanitizer {
+        Sanitizer::new()
+    }
+}
+
+impl Sanitizer {
+    pub fn new() -> Sanitizer {
+        Sanitizer {
+            state: State::Ground,
+            carry: [0; 4],
+            carry_len: 0,
+        }
+    }
+
+    /// Processes the next chunk of the stream.
+    pub fn feed(&mut self, bytes: &[u8], sink: &mut impl TextSink) {
+        let mut at = 0;
+        if self.carry_len > 0 {
+            at = self.finish_carried_char(bytes, sink);
+        }
+        while at < bytes.len() {
+            at += match self.state {
+                State::Ground => self.ground(&bytes[at..], sink),
+                _ => self.sequence_byte(bytes[at], sink),
+            };
+        }
+    }
+
+    /// Ends the stream: a character still cut off becomes U+FFFD.
+    pub fn finish(&mut self, sink: &mut impl TextSink) {
+        if self.carry_len > 0 {
+            self.carry_len = 0;
+            sink.text(REPLACEMENT);
+        }
+    }
+
+    /// Completes the character carried over from the previous chunk; returns how many bytes
+    /// of `bytes` it used.
+    fn finish_carried_char(&mut self, bytes: &[u8], sink: &mut impl TextSink) -> usize {
+        let old = self.carry_len;
+        let take = bytes.len().min(4 - old);
+        let mut buf = [0u8; 8];
+        buf[..old].copy_from_slice(&self.carry[..old]);
+        buf[old..old + take].copy_from_slice(&bytes[..take]);
+        let candidate = &buf[..old + take];
+        let valid = match std::str::from_utf8(candidate) {
+            Ok(_) => candidate.len(),
+            Err(err) => err.valid_up_to(),
+        };
+        if valid > 0 {
+            // The first character is complete; it ends within `bytes` because the `old`
+            // carried bytes alone were not a character.
+            let text = std::str::from_utf8(&candidate[..valid]).unwrap_or(REPLACEMENT);
+            let first_len = text.chars().next().map_or(text.len(), char::len_utf8);
+            self.carry_len = 0;
+            self.unicode_text(&text[..first_len], sink);
+            return first_len.saturating_sub(old);
+        }
+        match std::str::from_utf8(candidate)
+            .err()
+            .and_then(|err| err.error_len())
+        {
+            Some(bad) => {
+                // The carried bytes did not continue as a character: one U+FFFD for the
+                // invalid sequence, which may take a few bytes of `bytes` with it.
+                self.carry_len = 0;
+                sink.text(REPLACEMENT);
+                bad.saturating_sub(old)
+            }
+            None => {
+                // Still incomplete (a very short chunk): keep carrying.
+                self.carry[old..old + take].copy_from_slice(&bytes[..take]);
+                self.carry_len = old + take;
+                take
+            }
+        }
+    }
+
+    /// Processes text in the ground state up to the start of a sequence or the end of
+    /// `bytes`; returns the number of bytes consumed (at least 1).
+    fn ground(&mut self, bytes: &[u8], sink: &mut impl TextSink) -> usize {
+        let mut at = 0;
+        while at < bytes.len() {
+            let plain = plain_prefix_len(&bytes[at..]);
+            if plain > 0 {
+                // Printable ASCII and tabs are valid UTF-8 as they are.
+                if let Ok(text) = std::str::from_utf8(&bytes[at..at + plain]) {
+                    sink.text(text);
+                }
+                at += plain;
+                continue;
+            }
+            match bytes[at] {
+                b'\n' => sink.newline(),
+                b'\r' => sink.carriage_return(),
+                0x08 => sink.backspace(),
+                ESC => {
+                    self.state = State::Escape;
+                    return at + 1;
+                }
+                0x00..=0x7f => {} // other C0 controls and DEL: dropped
+                _ => {
+                    let used = self.non_ascii(&bytes[at..], sink);
+                    at += used;
+                    if self.state != State::Ground {
+                        return at;
+                    }
+                    continue;
+                }
+            }
+            at += 1;
+        }
+        at
+    }
+
+    /// Decodes the run of text starting at a non-ASCII byte. Returns the bytes consumed.
+    fn non_ascii(&mut self, bytes: &[u8], sink: &mut impl TextSink) -> usize {
+        // The run ends at the first ASCII control: those are handled by `ground`.
+        let run_len = bytes
+            .iter()
+            .position(|&b| b < 0x20 || b == 0x7f)
+            .unwrap_or(bytes.len());
+        let run = &bytes[..run_len];
+        let mut at = 0;
+        while at < run.len() {
+            match std::str::from_utf8(&run[at..]) {
+                Ok(text) => {
+                    return at + self.unicode_text(text, sink);
+                }
+                Err(err) => {
+                    let valid_end = at + err.valid_up_to();
+                    if let Ok(text) = std::str::from_utf8(&run[at..valid_end]) {
+                        let used = self.unicode_text(text, sink);
+                        if self.state != State::Ground {
+                            return at + used;
+                        }
+                    }
+                    match err.error_len() {
+                        Some(bad) => {
+                            sink.text(REPLACEMENT);
+                            at = valid_end + bad;
+                        }
+                        None if run_len == bytes.len() => {
+                            // Cut off by the end of the chunk: carry it to the next one.
+                            let tail = &run[valid_end..];
+                            self.carry[..tail.len()].copy_from_slice(tail);
+                            self.carry_len = tail.len();
+                            return run.len();
+                        }
+                        None => {
+                            // Cut off by a control character: it will never complete.
+                            sink.text(REPLACEMENT);
+                            return run.len();
+                        }
+                    }
+                }
+            }
+        }
+        run.len()
+    }
+
+    /// Emits valid text, acting on 8-bit C1 controls (U+0080–U+009F) inside it. Returns the
+    /// bytes consumed: all of `text`, or up to a C1 control that opened a sequence.
+    fn unicode_text(&mut self, text: &str, sink: &mut impl TextSink) -> usize {
+        // C1 controls are encoded as C2 80..C2 9F; most text has no 0xC2 byte at all.
+        if memchr::memchr(0xc2, text.as_bytes()).is_none() {
+            sink.text(text);
+            return text.len();
+        }
+        let mut start = 0;
+        for (index, c) in text.char_indices() {
+            let code = c as u32;
+            if !(0x80..=0x9f).contains(&code) {
+                continue;
+            }
+            sink.text(&text[start..index]);
+            start = index + c.len_utf8();
+            let next = match code {
+                0x9b => State::Csi,
+                0x9d => State::Osc,
+                0x90 | 0x98 | 0x9e | 0x9f => State::Str,
+                _ => State::Ground, // other C1 controls are dropped
+            };
+            if next != State::Ground {
+                self.state = next;
+                return start;
+            }
+        }
+        sink.text(&text[start..]);
+        text.len()
+    }
+
+    /// Advances a sequence by one byte; returns the bytes consumed (0 when the byte ended
+    /// the sequence by not belonging to it and must be read again as text).
+    fn sequence_byte(&mut self, byte: u8, sink: &mut impl TextSink) -> usize {
+        use State::*;
+        let state = self.state;
+        self.state = match (state, byte) {
+            (_, CAN | SUB) => Ground,
+            (Osc | OscEscape, BEL) => Ground,
+            (OscEscape | StrEscape, b'\\') => Ground,
+            // An ESC that does not form ST starts a new escape sequence.
+            (OscEscape | StrEscape, _) => {
+                self.state = Escape;
+                return self.sequence_byte(byte, sink);
+            }
+            (Osc, ESC) => OscEscape,
+            (Str, ESC) => StrEscape,
+            (Osc | Str, _) => state,
+            (_, ESC) => Escape,
+            // C0 controls inside a sequence still act, as on a terminal.
+            (_, 0x00..=0x1f) => {
+                match byte {
+                    b'\n' => sink.newline(),
+                    b'\r' => sink.carriage_return(),
+                    0x08 => sink.backspace(),
+                    _ => {}
+                }
+                state
+            }
+            (_, 0x7f) => state,
+            (Escape, b'[') => Csi,
+            (Escape, b']') => Osc,
+            (Escape, b'P' | b'X' | b'^' | b'_') => Str,
+            (Escape | EscapeIntermediate, 0x20..=0x2f) => EscapeIntermediate,
+            (Escape | EscapeIntermediate, _) if byte < 0x80 => Ground,
+            (Csi, 0x20..=0x3f) => Csi,
+            (Csi, _) if byte < 0x80 => Ground,
+            // A non-ASCII byte cannot be part of an escape sequence: it is text again.
+            (Escape | EscapeIntermediate | Csi, _) => {
+                self.state = Ground;
+                return 0;
+            }
+            (Ground, _) => Ground,
+        };
+        1
+    }
+}
+
+/// Length of the prefix of `bytes` made of printable ASCII (0x20–0x7E) and tabs.
+///
+/// Checks 16 bytes at a time without an early exit inside a block, which the compiler
+/// turns into SIMD compares: this loop is the plain-text throughput.
+#[inline]
+fn plain_prefix_len(bytes: &[u8]) -> usize {
+    #[inline(always)]
+    fn is_plain(byte: u8) -> bool {
+        byte.wrapping_sub(0x20) < 0x5f || byte == b'\t'
+    }
+    let mut len = 0;
+    for block in bytes.chunks_exact(16) {
+        if !block.iter().fold(true, |all, &byte| all & is_plain(byte)) {
+            break;
+        }
+        len += 16;
+    }
+    while len < bytes.len() && is_plain(bytes[len]) {
+        len += 1;
+    }
+    len
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Renders the events as text: `\n` for newline, `⏎` for CR, `⌫` for backspace.
+    #[derive(Default)]
+    pub(crate) struct Events(pub String);
+
+    impl TextSink for Events {
+        fn text(&mut self, text: &str) {
+            assert!(
+                !text.chars().any(|c| c.is_control() && c != '\t'),
+                "control in {text:?}"
+            );
+            self.0.push_str(text);
+        }
+        fn newline(&mut self) {
+            self.0.push('\n');
+        }
+        fn carriage_return(&mut self) {
+            self.0.push('⏎');
+        }
+        fn backspace(&mut self) {
+            self.0.push('⌫');
+        }
+    }
+
+    pub(crate) fn events(input: &[u8], chunk: usize) -> String {
+        let mut sanitizer = Sanitizer::new();
+        let mut sink = Events::default();
+        for piece in input.chunks(chunk.max(1)) {
+            sanitizer.feed(piece, &mut sink);
+        }
+        sanitizer.finish(&mut sink);
+        sink.0
+    }
+
+    #[track_caller]
+    fn check(input: &[u8], expected: &str) {
+        for chunk in [1, 2, 3, 5, 4096] {
+            assert_eq!(events(input, chunk), expected, "chunk size {chunk}");
+        }
+    }
+
+    #[test]
+    fn plain_text_passes() {
+        check(b"hello\tworld\n", "hello\tworld\n");
+        check("héllo ✓ 日本\n".as_bytes(), "héllo ✓ 日本\n");
+        check(b"", "");
+    }
+
+    #[test]
+    fn strips_escape_sequences() {
+        check(b"\x1b[1;31mred\x1b[0m plain", "red plain");
+        check(b"\x1b[?25lhidden cursor\x1b[?25h", "hidden cursor");
+        check(b"\x1b]0;window title\x07after", "after");
+        check(b"\x1b]8;;http://x.y\x1b\\link\x1b]8;;\x1b\\", "link");
+        check(b"\x1bP1$r0m\x1b\\dcs gone", "dcs gone");
+        check(b"\x1b_apc\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\ok", "ok");
+        check(b"\x1b(Bcharset\x1b7\x1b8", "charset");
+        check(b"\x1b[2K\x1b[1G\x1b[3Aerase", "erase");
+        check("\u{9b}31mc1 csi\u{9b}0m".as_bytes(), "c1 csi");
+        check(b"\x1b[31\x18cancelled", "cancelled");
+        check(b"\x1b]unterminated \x1b[1mnext", "next");
+    }
+
+    #[test]
+    fn controls() {
+        check(b"a\0b\x07c\x7fd\x0ce", "abcde");
+        check(b"50%\r100%\r\n", "50%⏎100%⏎\n");
+        check(b"ab\x08c", "ab⌫c");
+        check(b"\x1b[1\nm", "\n");
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement() {
+        check(b"a\xffb\xfe\n", "a\u{FFFD}b\u{FFFD}\n");
+        check(b"cut \xe2\x9c", "cut \u{FFFD}");
+        check(b"cut \xe2\x9c\n", "cut \u{FFFD}\n");
+        check(b"\xe2\x9cX", "\u{FFFD}X");
+        check(b"\xf0\x9f\x98\x80 smile", "😀 smile");
+        check(b"\xc3(", "\u{FFFD}(");
+    }
+}

@@ -1,0 +1,212 @@
+//! Output stage 3: the spill file, where everything the model does not see is kept.
+//!
+//! Output is held in memory until it outgrows the budget (then the file is opened and the
+//! rest streams into it) or the call ends; at the end the file is written only if something
+//! was cut. So a call whose output fits touches no disk. Writes are synchronous on purpose:
+//! they are large, buffered, and on the hot path a thread hop would cost more than the write.
+//!
+//! A failure to write is recorded and reported in the result; it never fails the call.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Buffered writes to the file, in bytes.
+const WRITE_BUFFER_BYTES: usize = 256 * 1024;
+
+/// The session's output directory, created on first use.
+#[derive(Debug)]
+pub struct SpillDir {
+    parent: PathBuf,
+    dir: Mutex<Option<Result<PathBuf, String>>>,
+}
+
+impl SpillDir {
+    /// A directory to be created under `parent` when the first spill file is written.
+    pub fn new(parent: PathBuf) -> Arc<SpillDir> {
+        Arc::new(SpillDir {
+            parent,
+            dir: Mutex::new(None),
+        })
+    }
+
+    /// The directory, created now if it was not yet.
+    ///
+    /// # Errors
+    /// The reason, as text, if it could not be created (the same on every later call).
+    pub fn path(&self) -> Result<PathBuf, String> {
+        let mut dir = self
+            .dir
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        dir.get_or_insert_with(|| {
+            std::fs::create_dir_all(&self.parent)
+                .and_then(|()| {
+                    tempfile::Builder::new()
+                        .prefix("session-")
+                        .tempdir_in(&self.parent)
+                })
+                .map(tempfile::TempDir::keep)
+                .map_err(|err| {
+                    format!(
+                        "cannot create the output directory in {}: {err}",
+                        self.parent.display()
+                    )
+                })
+        })
+        .clone()
+    }
+}
+
+/// Where a stream's output goes when the model cannot see all of it.
+#[derive(Debug)]
+pub struct Spill {
+    dir: Arc<SpillDir>,
+    file_name: String,
+    /// Output not yet written, while no file is open.
+    pending: Vec<u8>,
+    /// Past this much pending output the file is opened.
+    pending_limit: usize,
+    file: Option<(PathBuf, BufWriter<File>)>,
+    written: u64,
+    cap: u64,
+    /// Bytes not written because of the cap.
+    over_cap: u64,
+    error: Option<String>,
+}
+
+/// The spill file of a finished stream, if one was written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpillResult {
+    pub path: Option<PathBuf>,
+    /// Why the file could not be written, if it could not.
+    pub error: Option<String>,
+    /// True if the file was cut at the cap.
+    pub capped: bool,
+}
+
+impl Spill {
+    pub fn new(dir: Arc<SpillDir>, file_name: String, pending_limit: usize, cap: u64) -> Spill {
+        Spill {
+            dir,
+            file_name,
+            pending: Vec::new(),
+            pending_limit,
+            file: None,
+            written: 0,
+            cap,
+            over_cap: 0,
+            error: None,
+        }
+    }
+
+    /// The file name without its extension.
+    pub fn stem(&self) -> &str {
+        self.file_name
+            .rsplit_once('.')
+            .map_or(self.file_name.as_str(), |(stem, _)| stem)
+    }
+
+    /// Changes the file name; only before the file is opened.
+    pub fn rename(&mut self, file_name: String) {
+        if self.file.is_none() {
+            self.file_name = file_name;
+        }
+    }
+
+    /// Appends output.
+    pub fn write(&mut self, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.file.is_none() {
+            self.pending.extend_from_slice(bytes);
+            if self.pending.len() > self.pending_limit {
+                self.open();
+            }
+            return;
+        }
+        self.write_capped(bytes);
+    }
+
+    fn open(&mut self) {
+        let opened = self.dir.path().and_then(|dir| {
+            let path = dir.join(&self.file_name);
+            File::create(&path)
+                .map(|file| {
+                    (
+                        path.clone(),
+                        BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+                    )
+                })
+                .map_err(|err| format!("cannot create {}: {err}", path.display()))
+        });
+        match opened {
+            Ok(file) => {
+                self.file = Some(file);
+                let pending = std::mem::take(&mut self.pending);
+                self.write_capped(&pending);
+            }
+            Err(err) => self.fail(err),
+        }
+    }
+
+    fn fail(&mut self, error: String) {
+        self.error = Some(error);
+        self.pending = Vec::new();
+        self.file = None;
+    }
+
+    fn write_capped(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.written);
+        let (keep, over) =
+            bytes.split_at(bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX)));
+        self.over_cap += over.len() as u64;
+        if keep.is_empty() {
+            return;
+        }
+        if let Some((path, file)) = &mut self.file {
+            if let Err(err) = file.write_all(keep) {
+                let error = format!("cannot write {}: {err}", path.display());
+                return self.fail(error);
+            }
+            self.written += keep.len() as u64;
+        }
+    }
+
+    /// Ends the stream: writes the file if `keep` (something was cut) or if it is already
+    /// open, and says where it is.
+    pub fn finish(mut self, keep: bool) -> SpillResult {
+        if keep && self.file.is_none() && self.error.is_none() {
+            self.open();
+        }
+        let capped = self.over_cap > 0;
+        if let Some((path, mut file)) = self.file.take() {
+            if capped {
+                let note = format!(
+                    "\n[agent-bash: this file stops at the spill cap of {} bytes; {} more bytes were not kept]\n",
+                    self.cap, self.over_cap
+                );
+                let _ = file.write_all(note.as_bytes());
+            }
+            return match file.flush() {
+                Ok(()) => SpillResult {
+                    path: Some(path),
+                    error: None,
+                    capped,
+                },
+                Err(err) => SpillResult {
+                    path: Some(path.clone()),
+                    error: Some(format!("cannot write {}: {err}", path.display())),
+                    capped,
+                },
+            };
+        }
+        SpillResult {
+            path: None,
+            error: self.error,
+            capped,
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Request stage: a wire `Request` becomes a validated `Call` (cwd resolved, timeout clamped).
+//!
+//! Pure apart from `stat`ing the cwd. Everything that can be refused before a process is
+//! spawned is refused here, with an error that says what to fix.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::Error;
+
+/// One command as a caller asks for it (the MCP `bash` tool's arguments, the CLI's flags).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Request {
+    /// The shell code, run as `bash -c COMMAND`.
+    pub command: String,
+    /// Working directory: relative to the session root, or absolute. Default: the root.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Seconds before the process tree is stopped. Default and maximum come from `Config`.
+    #[serde(default)]
+    pub timeout_secs: Option<u64>,
+}
+
+impl Request {
+    /// A request for `command` with every option at its default.
+    pub fn new(command: impl Into<String>) -> Request {
+        Request {
+            command: command.into(),
+            ..Request::default()
+        }
+    }
+
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Request {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Sets the timeout in seconds.
+    pub fn timeout_secs(mut self, secs: u64) -> Request {
+        self.timeout_secs = Some(secs);
+        self
+    }
+}
+
+/// A request that passed validation: what the rest of the pipeline runs.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub command: String,
+    /// Absolute, existing directory.
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    /// The timeout the request asked for, when it was over the maximum and got clamped.
+    pub timeout_clamped_from: Option<u64>,
+}
+
+/// Checks a request against the config and resolves it relative to the session `root`.
+///
+/// # Errors
+/// `EmptyCommand`, `CommandTooLong`, `NulInCommand`, `Timeout` (zero) and `Cwd` (missing or
+/// not a directory).
+pub fn validate(request: &Request, root: &Path, config: &Config) -> Result<Call, Error> {
+    if request.command.trim().is_empty() {
+        return Err(Error::EmptyCommand);
+    }
+    if request.command.len() > config.max_command_bytes {
+        return Err(Error::CommandTooLong {
+            len: request.command.len(),
+            max: config.max_command_bytes,
+        });
+    }
+    if let Some(offset) = memchr::memchr(0, request.command.as_bytes()) {
+        return Err(Error::NulInCommand { offset });
+    }
+    let (timeout, timeout_clamped_from) = match request.timeout_secs {
+        None => (config.default_timeout, None),
+        Some(0) => return Err(Error::Timeout { got: 0 }),
+        Some(secs) if Duration::from_secs(secs) > config.max_timeout => {
+            (config.max_timeout, Some(secs))
+        }
+        Some(secs) => (Duration::from_secs(secs), None),
+    };
+    let cwd = match &request.cwd {
+        None => root.to_path_buf(),
+        Some(dir) => root.join(dir),
+    };
+    match std::fs::metadata(&cwd) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::Cwd {
+                path: cwd,
+                reason: "is not a directory".into(),
+            });
+        }
+        Err(err) => {
+            return Err(Error::Cwd {
+                path: cwd,
+                reason: err.to_string(),
+            });
+        }
+    }
+    Ok(Call {
+        command: request.command.clone(),
+        cwd,
+        timeout,
+        timeout_clamped_from,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_err(request: Request, expected: &str) {
+        let root = std::env::temp_dir();
+        let err = match validate(&request, &root, &Config::default()) {
+            Ok(call) => panic!("expected an error, got {call:?}"),
+            Err(err) => err.to_string(),
+        };
+        assert!(
+            err.contains(expected),
+            "{err:?} does not contain {expected:?}"
+        );
+    }
+
+    #[test]
+    fn refuses_what_cannot_run() {
+        check_err(Request::new("   \n"), "empty");
+        check_err(
+            Request::new("x".repeat(1024 * 1024 + 1)),
+            "over the maximum of 1048576",
+        );
+        check_err(Request::new("echo a\0b"), "NUL byte at offset 6");
+        check_err(Request::new("true").timeout_secs(0), "at least 1");
+        check_err(
+            Request::new("true").cwd("/nonexistent/dir"),
+            "No such file or directory",
+        );
+        check_err(
+            Request::new("true").cwd("/etc/hostname"),
+            "is not a directory",
+        );
+    }
+
+    #[test]
+    fn resolves_cwd_and_clamps_timeout() -> Result<(), Error> {
+        let root = tempfile::tempdir().map_err(|e| Error::config("test", e.to_string()))?;
+        std::fs::create_dir(root.path().join("sub"))
+            .map_err(|e| Error::config("t", e.to_string()))?;
+        let call = validate(
+            &Request::new("true").cwd("sub").timeout_secs(99_999),
+            root.path(),
+            &Config::default(),
+        )?;
+        assert_eq!(call.cwd, root.path().join("sub"));
+        assert_eq!(call.timeout, Duration::from_secs(3600));
+        assert_eq!(call.timeout_clamped_from, Some(99_999));
+        let call = validate(
+            &Request::new("true").cwd("/tmp"),
+            root.path(),
+            &Config::default(),
+        )?;
+        assert_eq!(call.cwd, PathBuf::from("/tmp"));
+        assert_eq!(call.timeout, Duration::from_secs(120));
+        Ok(())
+    }
+}

@@ -1,0 +1,215 @@
+//! The session: a root directory, a config, and everything its calls leave behind (spill
+//! files, process groups still running). Dropping it kills every process it started.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::collect::{self, Limits};
+use crate::config::{Config, KIB};
+use crate::error::Error;
+use crate::outcome::{self, Outcome};
+use crate::output::Capture;
+use crate::output::spill::SpillDir;
+use crate::request::{self, Request};
+use crate::spawn::{self, GroupGuard, Plan};
+
+/// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
+/// single argument over 128 KiB (MAX_ARG_STRLEN), and the environment shares the space.
+const LONGEST_ARGUMENT_BYTES: usize = 64 * KIB;
+
+/// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
+#[derive(Debug)]
+pub struct Session {
+    root: PathBuf,
+    config: Config,
+    bash: PathBuf,
+    env: Vec<(&'static str, String)>,
+    spill_dir: Arc<SpillDir>,
+    calls: AtomicU64,
+    /// Process groups whose shell exited while some of their processes ran on.
+    leftovers: Mutex<Vec<GroupGuard>>,
+}
+
+/// A finished call, with the raw signal number for callers that mimic a shell's status.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub outcome: Outcome,
+    pub raw_signal: Option<i32>,
+}
+
+impl Session {
+    /// A session rooted at `root` (an existing directory).
+    ///
+    /// # Errors
+    /// `Root` if `root` is not a directory, `Config` for incoherent settings,
+    /// `BashNotFound` if no bash can be found.
+    pub fn new(root: impl AsRef<Path>, config: Config) -> Result<Session, Error> {
+        config.validate()?;
+        let root = std::path::absolute(root.as_ref()).map_err(|err| Error::Root {
+            path: root.as_ref().to_path_buf(),
+            reason: err.to_string(),
+        })?;
+        match std::fs::metadata(&root) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::Root {
+                    path: root,
+                    reason: "is not a directory".into(),
+                });
+            }
+            Err(err) => {
+                return Err(Error::Root {
+                    path: root,
+                    reason: err.to_string(),
+                });
+            }
+        }
+        let bash = match &config.bash {
+            Some(path) if path.is_file() => path.clone(),
+            Some(path) => {
+                return Err(Error::BashNotFound {
+                    detail: format!("{} is not a file", path.display()),
+                });
+            }
+            None => find_in_path("bash").ok_or_else(|| Error::BashNotFound {
+                detail: format!(
+                    "no `bash` in PATH ({}); install bash or set its path in the config",
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            })?,
+        };
+        let failing = find_in_path("false")
+            .map_or_else(|| "/bin/false".to_string(), |p| p.display().to_string());
+        let spill_parent = config
+            .spill_parent
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("agent-bash"));
+        Ok(Session {
+            root,
+            env: crate::env::noninteractive(&failing),
+            spill_dir: SpillDir::new(spill_parent),
+            bash,
+            config,
+            calls: AtomicU64::new(0),
+            leftovers: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Runs one command to completion (or its deadline).
+    ///
+    /// # Errors
+    /// Only failures of the tool: a bad request, or bash that cannot be started. A command
+    /// that fails, times out or is killed is an `Ok` outcome.
+    pub async fn run(&self, request: Request) -> Result<Outcome, Error> {
+        Ok(self
+            .run_with_cancel(request, &CancellationToken::new())
+            .await?
+            .outcome)
+    }
+
+    /// Runs one command; cancelling `cancel` stops its process tree and returns what was
+    /// captured so far. Dropping the future kills the tree too (without a result).
+    ///
+    /// # Errors
+    /// As `run`.
+    pub async fn run_with_cancel(
+        &self,
+        request: Request,
+        cancel: &CancellationToken,
+    ) -> Result<Finished, Error> {
+        let call = request::validate(&request, &self.root, &self.config)?;
+        let id = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut script = None;
+        let args: Vec<OsString> = if call.command.len() > LONGEST_ARGUMENT_BYTES {
+            let dir = self.spill_dir.path().map_err(|reason| Error::Script {
+                path: self.root.clone(),
+                source: std::io::Error::other(reason),
+            })?;
+            let path = dir.join(format!("{id:04}-command.sh"));
+            std::fs::write(&path, &call.command).map_err(|source| Error::Script {
+                path: path.clone(),
+                source,
+            })?;
+            script = Some(ScriptFile(path.clone()));
+            vec![path.into_os_string()]
+        } else {
+            vec!["-c".into(), call.command.clone().into()]
+        };
+        let plan = Plan {
+            program: self.bash.clone(),
+            args,
+            cwd: call.cwd.clone(),
+            env: self.env.clone(),
+        };
+        let running = spawn::start(&plan)?;
+        let budget = self.config.budget;
+        let capture = |name: &'static str| {
+            Capture::new(
+                name,
+                budget,
+                self.spill_dir.clone(),
+                format!("{id:04}-{name}"),
+                self.config.spill_cap_bytes,
+            )
+        };
+        let limits = Limits {
+            timeout: call.timeout,
+            kill_grace: self.config.kill_grace,
+            io_drain: self.config.io_drain,
+        };
+        let mut captured = collect::wait(
+            running,
+            limits,
+            cancel,
+            capture("stdout"),
+            capture("stderr"),
+        )
+        .await;
+        drop(script);
+        if !captured.left_running.is_empty() {
+            let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
+            self.leftovers
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(guard);
+        }
+        let (outcome, raw_signal) = outcome::assemble(&call, captured, &budget);
+        Ok(Finished {
+            outcome,
+            raw_signal,
+        })
+    }
+}
+
+/// A long command's script file, removed when the call ends.
+struct ScriptFile(PathBuf);
+
+impl Drop for ScriptFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The first executable file called `name` in this process's PATH.
+fn find_in_path(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}

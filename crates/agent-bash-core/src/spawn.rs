@@ -1,0 +1,148 @@
+//! Spawn stage: `Plan` -> `Running`. The only place a process is created.
+//!
+//! Every command runs as the leader of a new session and process group (setsid(2)), so
+//! the whole tree can be signalled at once and nothing in it has a controlling terminal;
+//! stdin is /dev/null, because programs read stdin when it is not a TTY and would wait
+//! forever on an inherited pipe; PR_SET_PDEATHSIG makes the shell die if this process
+//! dies, so a crashed tool leaves no shell behind. The `GroupGuard` kills the group with
+//! SIGKILL if the `Running` is dropped before the group was seen empty.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Instant;
+
+use rustix::process::{Pid, Signal};
+use tokio::process::{Child, ChildStderr, ChildStdout};
+
+use crate::error::Error;
+
+/// Everything needed to start one command. Built by the session; pure data.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// Set over the inherited environment.
+    pub env: Vec<(&'static str, String)>,
+}
+
+/// A started command: the shell, its pipes, and the guard over its process group.
+#[derive(Debug)]
+pub struct Running {
+    pub child: Child,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+    pub guard: GroupGuard,
+    pub started: Instant,
+}
+
+/// Starts `plan`.
+///
+/// # Errors
+/// `Error::Spawn` when the program cannot be executed.
+///
+/// # Caveats
+/// PR_SET_PDEATHSIG fires when the *thread* that spawned the child exits. Tokio's worker
+/// threads live as long as the runtime, so spawn from async code, not from `spawn_blocking`.
+pub fn start(plan: &Plan) -> Result<Running, Error> {
+    let mut command = tokio::process::Command::new(&plan.program);
+    command
+        .args(&plan.args)
+        .current_dir(&plan.cwd)
+        .envs(plan.env.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(false);
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs between fork and exec and only makes raw system calls
+    // (setsid, prctl, getppid), which are async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::setsid()?;
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            // The parent may have died before the death signal was armed.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::other("agent-bash exited during spawn"));
+            }
+            Ok(())
+        });
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|source| Error::Spawn {
+        argv0: plan.program.clone(),
+        source,
+    })?;
+    let pid = child.id().and_then(|id| Pid::from_raw(id as i32));
+    let guard = GroupGuard { leader: pid };
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(Error::Spawn {
+            argv0: plan.program.clone(),
+            source: std::io::Error::other("the child's pipes were not created"),
+        });
+    };
+    Ok(Running {
+        child,
+        stdout,
+        stderr,
+        guard,
+        started,
+    })
+}
+
+/// Owns a process group: signals it, and kills it with SIGKILL when dropped while armed.
+#[derive(Debug)]
+pub struct GroupGuard {
+    leader: Option<Pid>,
+}
+
+impl GroupGuard {
+    /// A guard over nothing.
+    pub fn none() -> GroupGuard {
+        GroupGuard { leader: None }
+    }
+
+    /// The group's id (the shell's pid), if known.
+    pub fn leader(&self) -> Option<i32> {
+        self.leader.map(Pid::as_raw_nonzero).map(|pid| pid.get())
+    }
+
+    /// Sends `signal` to every process of the group.
+    pub fn signal(&self, signal: Signal) {
+        if let Some(leader) = self.leader {
+            // ESRCH (the group is gone) is the outcome we want.
+            let _ = rustix::process::kill_process_group(leader, signal);
+        }
+    }
+
+    /// True if and only if a live (non-zombie) process remains in the group or session.
+    pub fn alive(&self) -> bool {
+        let Some(leader) = self.leader else {
+            return false;
+        };
+        // One syscall answers the common case (nothing left); /proc then tells zombies,
+        // which count as group members for kill(2), from live processes.
+        // Caveat: a process that moved to another group of the same session is missed
+        // when the group itself is gone.
+        if rustix::process::test_kill_process_group(leader).is_err() {
+            return false;
+        }
+        !crate::procs::members(leader.as_raw_nonzero().get()).is_empty()
+    }
+
+    /// The group is known empty (or handed to someone else): dropping no longer kills.
+    ///
+    /// Disarming matters because a process group id is a pid, and pids are reused.
+    pub fn disarm(&mut self) -> Option<i32> {
+        let leader = self.leader();
+        self.leader = None;
+        leader
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.signal(Signal::KILL);
+    }
+}
