@@ -134,6 +134,10 @@ pub async fn wait(
         }
     }
 
+    // The streams are over (or abandoned): flush what the output stages still hold, so
+    // that their demands on the budget are final.
+    stdout.close();
+    stderr.close();
     let mut guard = running.guard;
     let mut left_running = Vec::new();
     if stop == Stop::Done {

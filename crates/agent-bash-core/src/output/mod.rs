@@ -141,9 +141,11 @@ impl Capture {
 
     /// Decides text or binary from the sample, and processes the sample accordingly.
     fn decide(&mut self) {
-        let Kind::Sniffing(sample) = std::mem::replace(&mut self.kind, Kind::Text) else {
+        let Kind::Sniffing(sample) = &mut self.kind else {
             return;
         };
+        let sample = std::mem::take(sample);
+        self.kind = Kind::Text;
         match binary::sniff(&sample) {
             Some(kind) => {
                 self.kind = Kind::Binary(kind);
@@ -156,7 +158,7 @@ impl Capture {
         }
     }
 
-    /// The end of the stream has been read: flush what is pending.
+    /// The end of the stream has been read: flush what is pending. Idempotent.
     pub fn close(&mut self) {
         self.decide();
         if let Kind::Text = self.kind {
@@ -166,6 +168,7 @@ impl Capture {
     }
 
     /// What this stream needs of the call's budget, `None` if it can't have it all.
+    /// Final only after `close`.
     pub fn demand(&self) -> Option<Share> {
         match self.kind {
             Kind::Binary(_) => Some(Share { bytes: 0, lines: 0 }),

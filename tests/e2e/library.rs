@@ -1,0 +1,132 @@
+//! The library face: cancellation, dropping, and the session's end.
+
+use std::time::Duration;
+
+use agent_bash_core::{CancellationToken, Config, Request, Session};
+
+use crate::support::{alive_with, eventually, fx, marker};
+
+fn session() -> Session {
+    Session::new(std::env::temp_dir(), Config::default())
+        .unwrap_or_else(|err| panic!("session: {err}"))
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| panic!("runtime: {err}"))
+}
+
+#[test]
+fn cancelling_stops_the_tree_and_returns_what_was_captured() {
+    let mark = marker("cancel");
+    runtime().block_on(async {
+        let session = session();
+        let cancel = CancellationToken::new();
+        // `echo` has written before the marked process exists: seeing it means output is there.
+        let request = Request::new(format!("echo started; {} sleep 60 {mark}", fx()));
+        let call = session.run_with_cancel(request, &cancel);
+        let canceller = async {
+            let seen = eventually_async(|| !alive_with(&mark).is_empty()).await;
+            cancel.cancel();
+            seen
+        };
+        let (finished, seen) = tokio::time::timeout(Duration::from_secs(30), async {
+            tokio::join!(call, canceller)
+        })
+        .await
+        .unwrap_or_else(|_| panic!("cancellation did not end the call"));
+        assert!(seen, "the command never started");
+        let outcome = finished.unwrap_or_else(|err| panic!("{err}")).outcome;
+        assert!(outcome.cancelled);
+        assert_eq!(outcome.stdout, "started");
+        assert!(
+            alive_with(&mark).is_empty(),
+            "survivors: {:?}",
+            alive_with(&mark)
+        );
+    });
+}
+
+#[test]
+fn dropping_the_call_kills_the_tree() {
+    let mark = marker("drop");
+    runtime().block_on(async {
+        let session = std::sync::Arc::new(session());
+        let running = session.clone();
+        let command = format!("{} print-then-sleep 60 {mark}", fx());
+        let task = tokio::spawn(async move { running.run(Request::new(command)).await });
+        assert!(
+            eventually_async(|| !alive_with(&mark).is_empty()).await,
+            "never started"
+        );
+        task.abort();
+        let _ = task.await;
+    });
+    assert!(
+        eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()),
+        "leaked: {:?}",
+        alive_with(&mark)
+    );
+}
+
+#[test]
+fn ending_the_session_stops_what_was_left_running() {
+    let mark = marker("session-end");
+    runtime().block_on(async {
+        let session = session();
+        let outcome = session
+            .run(Request::new(format!("{} daemon 60 {mark}", fx())))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(outcome.left_running.len(), 1, "{outcome:?}");
+        assert!(
+            !alive_with(&mark).is_empty(),
+            "still running while the session lives"
+        );
+        drop(session);
+    });
+    assert!(
+        eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()),
+        "leaked: {:?}",
+        alive_with(&mark)
+    );
+}
+
+async fn eventually_async(mut condition: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[test]
+fn a_single_long_command_reaches_bash_whole() {
+    let filler = "y".repeat(300 * 1024);
+    let command = format!("echo start\n: '{filler}'\necho \"$(( ${{#BASH_VERSION}} > 0 ))\" end");
+    let outcome = runtime()
+        .block_on(session().run(Request::new(command)))
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(outcome.stdout, "start\n1 end");
+    assert_eq!(outcome.exit_code, Some(0));
+}
+
+#[test]
+fn commands_over_the_maximum_are_refused() {
+    let config = Config {
+        max_command_bytes: 1000,
+        ..Config::default()
+    };
+    let session = Session::new(std::env::temp_dir(), config).unwrap_or_else(|err| panic!("{err}"));
+    let err = runtime()
+        .block_on(session.run(Request::new("x".repeat(1001))))
+        .err();
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some("the command is 1001 bytes, over the maximum of 1000 bytes")
+    );
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests: the real binary, real bash, real processes, and the `fx` fixture.
+//!
+//! One test binary; one file per behaviour. Every process-spawning test has a deadline
+//! (`support::DEADLINE`), so a regression that hangs fails instead of stalling CI.
+
+mod errors;
+mod library;
+mod output;
+mod processes;
+mod support;
