@@ -149,10 +149,10 @@ pub async fn wait(
             tokio::time::sleep(GROUP_POLL).await;
         }
     }
-    if guard.alive() {
-        if let Some(leader) = guard.leader() {
-            left_running = crate::procs::members(leader);
-        }
+    if guard.alive()
+        && let Some(leader) = guard.leader()
+    {
+        left_running = crate::procs::members(leader);
     }
     if left_running.is_empty() {
         guard.disarm();

@@ -159,19 +159,15 @@ impl Window {
     /// the head share and a tail of the rest, the last line always included.
     pub fn view(&mut self, share: Share) -> View {
         let mut view = View::default();
-        if let Some(demand) = self.demand() {
-            if demand.bytes <= share.bytes && demand.lines <= share.lines {
-                push_lines(&mut view.head, &self.head_text, &self.head);
-                let tail_text = self.tail_text.make_contiguous();
-                push_lines(
-                    &mut view.head,
-                    &String::from_utf8_lossy(tail_text),
-                    self.tail.make_contiguous(),
-                );
-                view.clipped_lines =
-                    count_clipped(&self.head) + count_clipped(self.tail.make_contiguous());
-                return view;
-            }
+        if let Some(demand) = self.demand()
+            && demand.bytes <= share.bytes
+            && demand.lines <= share.lines
+        {
+            push_lines(&mut view.head, &self.head_text, &self.head);
+            let tail_text = String::from_utf8_lossy(self.tail_text.make_contiguous()).into_owned();
+            push_lines(&mut view.head, &tail_text, self.tail.make_contiguous());
+            view.clipped_lines = count_clipped(&self.head) + count_clipped(self.tail.make_contiguous());
+            return view;
         }
         let head_cap_bytes = share.bytes * self.budget.head_percent / 100;
         let head_cap_lines = share.lines * self.budget.head_percent / 100;
