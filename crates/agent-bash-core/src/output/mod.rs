@@ -367,3 +367,204 @@ fn clip(line: &str, max_chars: usize) -> &str {
         None => line,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::output::sanitize::tests::events;
+
+    /// Runs `input` (cut into `chunks`) through both streams' captures as a call would,
+    /// with `stderr_input` on stderr; returns the two outputs.
+    fn capture_call(
+        budget: Budget,
+        stdout_input: &[u8],
+        stderr_input: &[u8],
+        chunks: &[usize],
+        spill_dir: &Arc<SpillDir>,
+    ) -> (StreamOutput, StreamOutput) {
+        let mut captures =
+            [("stdout", stdout_input), ("stderr", stderr_input)].map(|(name, input)| {
+                let mut capture = Capture::new(
+                    name,
+                    budget,
+                    spill_dir.clone(),
+                    format!("t-{name}"),
+                    u64::MAX,
+                );
+                let mut at = 0;
+                let mut sizes = chunks.iter().cycle();
+                while at < input.len() {
+                    let size = sizes.next().copied().unwrap_or(input.len()).max(1);
+                    let end = (at + size).min(input.len());
+                    capture.feed(&input[at..end]);
+                    at = end;
+                }
+                capture.close();
+                capture
+            });
+        let [out, err] = &mut captures;
+        let (out_share, err_share) = window::allocate(&budget, out.demand(), err.demand());
+        let [out, err] = captures;
+        (out.finish(out_share), err.finish(err_share))
+    }
+
+    /// The lines of the view, without the omission marker.
+    fn shown_lines(text: &str) -> Vec<&str> {
+        if text.is_empty() {
+            return Vec::new();
+        }
+        text.split('\n')
+            .filter(|line| !line.starts_with("[… "))
+            .collect()
+    }
+
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => "[a-z ]{0,30}\n".prop_map(String::into_bytes),
+            1 => "[a-z]{0,3000}".prop_map(String::into_bytes),
+            1 => Just(b"\x1b[1;31m".to_vec()),
+            1 => Just(b"\x1b]0;title\x07".to_vec()),
+            1 => Just(b"\r".to_vec()),
+            1 => Just(b"\r\n".to_vec()),
+            1 => Just(b"\x08".to_vec()),
+            1 => Just(b"\xff\xe2\x9c".to_vec()),
+            1 => Just("é✓日本\n".as_bytes().to_vec()),
+            1 => proptest::collection::vec(any::<u8>(), 0..40),
+        ]
+    }
+
+    fn stream() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(piece(), 0..120).prop_map(|pieces| pieces.concat())
+    }
+
+    fn budget() -> impl Strategy<Value = Budget> {
+        (2048usize..40_000, 2usize..200, 0usize..=90, 1usize..300)
+            .prop_map(|(bytes, lines, head_percent, line_clip_chars)| Budget {
+                bytes,
+                lines,
+                head_percent,
+                line_clip_chars,
+            })
+            .prop_filter("valid budget", |budget| budget.validate().is_ok())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn sanitizing_is_independent_of_chunking(input in proptest::collection::vec(any::<u8>(), 0..600), chunk in 1usize..64) {
+            prop_assert_eq!(events(&input, chunk), events(&input, input.len().max(1)));
+        }
+
+        #[test]
+        fn sanitizing_escape_heavy_input_is_independent_of_chunking(input in stream(), chunk in 1usize..64) {
+            prop_assert_eq!(events(&input, chunk), events(&input, input.len().max(1)));
+        }
+
+        #[test]
+        fn the_view_holds_its_invariants(
+            budget in budget(),
+            out_input in stream(),
+            err_input in stream(),
+            chunks in proptest::collection::vec(1usize..5000, 1..8),
+        ) {
+            let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let spill_dir = SpillDir::new(dir.path().to_path_buf());
+            let (out_whole, err_whole) = capture_call(budget, &out_input, &err_input, &[usize::MAX], &spill_dir);
+            let (out, err) = capture_call(budget, &out_input, &err_input, &chunks, &spill_dir);
+            // Any chunking gives the same view.
+            prop_assert_eq!(&out.text, &out_whole.text);
+            prop_assert_eq!(&err.text, &err_whole.text);
+
+            let mut shown_bytes = 0;
+            let mut shown_count = 0;
+            for (output, input) in [(&out, &out_input), (&err, &err_input)] {
+                let lines = shown_lines(&output.text);
+                shown_bytes += lines.iter().map(|line| line.len() + 1).sum::<usize>();
+                shown_count += lines.len();
+                let stats = &output.stats;
+                if stats.binary.is_some() {
+                    continue;
+                }
+                // Counts add up.
+                prop_assert_eq!(lines.len() as u64 + stats.omitted_lines, stats.total_lines);
+                // The last line survives, and is the stream's last line.
+                let full = String::from_utf8_lossy(input).into_owned();
+                match &stats.full_output_path {
+                    Some(path) => {
+                        let spilled = std::fs::read_to_string(path).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        prop_assert_eq!(spilled.len() as u64, stats.total_bytes, "the spill file is the whole stream");
+                        let ends_with_newline = spilled.ends_with('\n');
+                        let last = spilled.strip_suffix('\n').unwrap_or(&spilled).rsplit('\n').next().unwrap_or_default();
+                        if stats.clipped_lines == 0 {
+                            prop_assert_eq!(lines.last().copied().unwrap_or_default(), last, "input {:?}", full);
+                            let newline_bytes = lines.len() as u64 - u64::from(!ends_with_newline);
+                            let shown_original: u64 = lines.iter().map(|line| line.len() as u64).sum::<u64>() + newline_bytes;
+                            prop_assert_eq!(shown_original + stats.omitted_bytes, stats.total_bytes);
+                        } else {
+                            let shown_last = lines.last().copied().unwrap_or_default();
+                            let clipped_start = shown_last.split(" [… ").next().unwrap_or_default();
+                            prop_assert!(last.starts_with(clipped_start), "last line {:?} vs shown {:?}", last, shown_last);
+                        }
+                    }
+                    None => {
+                        // Nothing was cut: the text is the whole stream, but maybe its final newline.
+                        prop_assert_eq!(stats.omitted_lines, 0);
+                        prop_assert_eq!(stats.clipped_lines, 0);
+                        let text_bytes = output.text.len() as u64;
+                        prop_assert!(stats.total_bytes == text_bytes || stats.total_bytes == text_bytes + 1);
+                    }
+                }
+                // Whatever was cut is in the spill file.
+                if stats.omitted_lines > 0 || stats.clipped_lines > 0 {
+                    prop_assert!(stats.full_output_path.is_some());
+                }
+            }
+            // The model's whole text stays within the budget plus the fixed overhead, with
+            // the worst notes a result can carry.
+            let paths: usize = [&out, &err]
+                .iter()
+                .filter_map(|o| o.stats.full_output_path.as_ref())
+                .map(|p| p.as_os_str().len())
+                .sum();
+            let long = "n".repeat(5000);
+            let outcome = crate::outcome::Outcome {
+                stdout: out.text.clone(),
+                stderr: err.text.clone(),
+                stdout_stats: out.stats.clone(),
+                stderr_stats: err.stats.clone(),
+                timed_out: true,
+                timeout_secs: 3600,
+                duration_ms: u64::MAX,
+                exit_code: Some(i32::MIN),
+                exit_hint: crate::exit::explain(141, "x"),
+                notes: vec![long.clone(); 6],
+                left_running: (0..50).map(|pid| crate::procs::ProcessInfo { pid, command: long.clone() }).collect(),
+                ..crate::outcome::Outcome::default()
+            };
+            let rendered = crate::render::text(&outcome);
+            let bound = budget.bytes + crate::render::TEXT_OVERHEAD_BYTES + paths;
+            prop_assert!(rendered.len() <= bound, "{} bytes rendered, bound {}", rendered.len(), bound);
+
+            // Never over budget, for the whole call.
+            prop_assert!(shown_bytes <= budget.bytes, "{} bytes shown, budget {}", shown_bytes, budget.bytes);
+            prop_assert!(shown_count <= budget.lines, "{} lines shown, budget {}", shown_count, budget.lines);
+        }
+    }
+
+    #[test]
+    fn carriage_return_keeps_the_last_frame() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (out, _) = capture_call(
+            Budget::default(),
+            b"progress 50%\rprogress done\nabc\r\n",
+            b"",
+            &[3],
+            &SpillDir::new(dir.path().to_path_buf()),
+        );
+        assert_eq!(out.text, "progress done\nabc");
+        assert_eq!(out.stats.total_lines, 2);
+    }
+}

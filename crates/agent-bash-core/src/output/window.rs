@@ -166,7 +166,8 @@ impl Window {
             push_lines(&mut view.head, &self.head_text, &self.head);
             let tail_text = String::from_utf8_lossy(self.tail_text.make_contiguous()).into_owned();
             push_lines(&mut view.head, &tail_text, self.tail.make_contiguous());
-            view.clipped_lines = count_clipped(&self.head) + count_clipped(self.tail.make_contiguous());
+            view.clipped_lines =
+                count_clipped(&self.head) + count_clipped(self.tail.make_contiguous());
             return view;
         }
         let head_cap_bytes = share.bytes * self.budget.head_percent / 100;
