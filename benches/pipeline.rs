@@ -1,1 +1,95 @@
-fn main() {}
+//! Output pipeline throughput: bytes through sniff → sanitize → lines → window (→ spill).
+//!
+//! The spill cap is 0 here so the figures are the CPU cost of the pipeline, not the disk's.
+//! Run: `cargo bench --bench pipeline`.
+
+use std::hint::black_box;
+
+use agent_bash_core::Budget;
+use agent_bash_core::output::Capture;
+use agent_bash_core::output::spill::SpillDir;
+use agent_bash_core::output::window::Share;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+const INPUT_BYTES: usize = 32 << 20;
+const CHUNK_BYTES: usize = 64 << 10;
+
+fn plain() -> Vec<u8> {
+    let mut out = Vec::with_capacity(INPUT_BYTES);
+    let mut n = 0u64;
+    while out.len() < INPUT_BYTES {
+        n += 1;
+        out.extend_from_slice(
+            format!(
+                "   Compiling crate-number-{n} v0.1.{n} (/work/project/crates/crate-{n})\tok\n"
+            )
+            .as_bytes(),
+        );
+    }
+    out
+}
+
+fn ansi() -> Vec<u8> {
+    let mut out = Vec::with_capacity(INPUT_BYTES);
+    let mut n = 0u64;
+    while out.len() < INPUT_BYTES {
+        n += 1;
+        out.extend_from_slice(
+            format!("\x1b[1m\x1b[32m   Compiling\x1b[0m crate-{n} \x1b[2mv0.1.{n}\x1b[0m\r\x1b[K\x1b]8;;file:///x\x1b\\link\x1b]8;;\x1b\\ \x1b[31;1merror\x1b[0m: é ✓\n")
+                .as_bytes(),
+        );
+    }
+    out
+}
+
+fn binary() -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    while out.len() < INPUT_BYTES {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.extend_from_slice(&state.to_le_bytes());
+    }
+    out
+}
+
+fn one_long_line() -> Vec<u8> {
+    vec![b'a'; INPUT_BYTES]
+}
+
+fn run_pipeline(input: &[u8], dir: &std::sync::Arc<SpillDir>) -> usize {
+    let budget = Budget::default();
+    let mut capture = Capture::new("stdout", budget, dir.clone(), "bench-stdout".into(), 0);
+    for chunk in input.chunks(CHUNK_BYTES) {
+        capture.feed(chunk);
+    }
+    capture.close();
+    let out = capture.finish(Share {
+        bytes: budget.bytes,
+        lines: budget.lines,
+    });
+    out.text.len()
+}
+
+fn pipeline(c: &mut Criterion) {
+    let tmp = std::env::temp_dir().join("agent-bash-bench");
+    let dir = SpillDir::new(tmp);
+    let mut group = c.benchmark_group("pipeline");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(INPUT_BYTES as u64));
+    for (name, input) in [
+        ("plain", plain()),
+        ("ansi", ansi()),
+        ("binary", binary()),
+        ("one_long_line", one_long_line()),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(run_pipeline(black_box(&input), &dir)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pipeline);
+criterion_main!(benches);

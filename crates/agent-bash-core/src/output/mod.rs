@@ -271,34 +271,21 @@ struct Lines {
 impl Lines {
     /// Ends the current line; `newline` says whether a `\n` ended it.
     fn end_line(&mut self, newline: bool) {
-        let (shown_owned, chars, bytes) = match self.overflow.take() {
+        let newline_bytes = u64::from(newline);
+        match self.overflow.take() {
             Some(overflow) => {
                 let chars = overflow.chars + self.line.chars().count();
-                (
-                    Some(overflow.shown),
-                    chars,
-                    overflow.bytes + self.line.len() as u64,
-                )
+                let mut shown = overflow.shown;
+                shown.push_str(&clip_marker(chars.saturating_sub(self.clip_chars)));
+                let bytes = overflow.bytes + self.line.len() as u64 + newline_bytes;
+                self.window.push(&shown, bytes, true);
             }
             None => {
-                // A line of at most `clip_chars` bytes has at most that many chars.
-                let chars = if self.line.len() > self.clip_chars {
-                    self.line.chars().count()
-                } else {
-                    0
-                };
-                let shown = (chars > self.clip_chars)
-                    .then(|| clip(&self.line, self.clip_chars).to_string());
-                (shown, chars, self.line.len() as u64)
+                let (shown, clipped) = shown_line(&self.line, self.clip_chars);
+                self.window
+                    .push(&shown, self.line.len() as u64 + newline_bytes, clipped);
             }
-        };
-        let clipped = shown_owned.is_some();
-        let shown_owned = shown_owned.map(|mut shown| {
-            shown.push_str(&clip_marker(chars - self.clip_chars.min(chars)));
-            shown
-        });
-        let shown = shown_owned.as_deref().unwrap_or(&self.line);
-        self.window.push(shown, bytes + u64::from(newline), clipped);
+        }
         if newline {
             self.line.push('\n');
         }
@@ -325,10 +312,12 @@ impl Lines {
             self.end_line(false);
         }
     }
-}
 
-impl TextSink for Lines {
-    fn text(&mut self, text: &str) {
+    /// Adds text without newline to the current line.
+    fn partial_line(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         if self.cr_pending {
             self.cr_pending = false;
             if self.overflow.is_some() {
@@ -344,6 +333,30 @@ impl TextSink for Lines {
             self.spill_long_line();
         }
     }
+}
+
+impl TextSink for Lines {
+    fn text(&mut self, text: &str) {
+        let Some(first_newline) = memchr::memchr(b'\n', text.as_bytes()) else {
+            return self.partial_line(text);
+        };
+        // The current line ends at the first newline.
+        self.partial_line(&text[..first_newline]);
+        self.end_line(true);
+        let rest = &text[first_newline + 1..];
+        // Complete lines after it need no line buffer: they are the same in the stream and
+        // in the spill file, so they go there in one write.
+        let complete = memchr::memrchr(b'\n', rest.as_bytes()).map_or(0, |last| last + 1);
+        if complete > 0 {
+            let block = &rest[..complete];
+            self.spill.write(block.as_bytes());
+            for line in block[..complete - 1].split('\n') {
+                let (shown, clipped) = shown_line(line, self.clip_chars);
+                self.window.push(&shown, line.len() as u64 + 1, clipped);
+            }
+        }
+        self.partial_line(&rest[complete..]);
+    }
 
     fn newline(&mut self) {
         self.end_line(true);
@@ -358,6 +371,24 @@ impl TextSink for Lines {
             self.line.pop();
         }
     }
+}
+
+/// A complete line as the model sees it, and whether it was clipped.
+fn shown_line(line: &str, clip_chars: usize) -> (std::borrow::Cow<'_, str>, bool) {
+    // A line of at most `clip_chars` bytes has at most that many chars.
+    if line.len() <= clip_chars {
+        return (line.into(), false);
+    }
+    let chars = line.chars().count();
+    if chars <= clip_chars {
+        return (line.into(), false);
+    }
+    let shown = format!(
+        "{}{}",
+        clip(line, clip_chars),
+        clip_marker(chars - clip_chars)
+    );
+    (shown.into(), true)
 }
 
 /// The first `max_chars` chars of `line`.
