@@ -23,7 +23,7 @@ use crate::procs::ProcessInfo;
 use crate::spawn::{GroupGuard, Running};
 
 /// Bytes read from a pipe at a time.
-pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+pub const READ_CHUNK_BYTES: usize = 256 * 1024;
 
 /// How often a stopping group is checked for survivors.
 const GROUP_POLL: Duration = Duration::from_millis(20);

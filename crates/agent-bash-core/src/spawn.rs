@@ -8,6 +8,7 @@
 //! SIGKILL if the `Running` is dropped before the group was seen empty.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Instant;
@@ -16,6 +17,9 @@ use rustix::process::{Pid, Signal};
 use tokio::process::{Child, ChildStderr, ChildStdout};
 
 use crate::error::Error;
+
+/// Capacity asked for each output pipe (the Linux default is 64 KiB).
+const PIPE_BYTES: usize = 1024 * 1024;
 
 /// Everything needed to start one command. Built by the session; pure data.
 #[derive(Clone, Debug)]
@@ -82,6 +86,11 @@ pub fn start(plan: &Plan) -> Result<Running, Error> {
             source: std::io::Error::other("the child's pipes were not created"),
         });
     };
+    // Larger pipes mean fewer wake-ups of writer and reader on a flood. Best effort: the
+    // kernel caps it (/proc/sys/fs/pipe-max-size) and the default still works.
+    for pipe in [stdout.as_fd(), stderr.as_fd()] {
+        let _ = rustix::pipe::fcntl_setpipe_size(pipe, PIPE_BYTES);
+    }
     Ok(Running {
         child,
         stdout,

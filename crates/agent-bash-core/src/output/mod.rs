@@ -328,6 +328,14 @@ impl Lines {
                 self.line.clear();
             }
         }
+        if let Some(overflow) = &mut self.overflow {
+            // The line is already too long to hold: the rest of it streams to the spill
+            // file without a copy (a backspace can then no longer erase it).
+            overflow.chars += text.chars().count();
+            overflow.bytes += text.len() as u64;
+            self.spill.write(text.as_bytes());
+            return;
+        }
         self.line.push_str(text);
         if self.line.len() > self.hold_bytes {
             self.spill_long_line();
