@@ -130,3 +130,58 @@ fn commands_over_the_maximum_are_refused() {
         Some("the command is 1001 bytes, over the maximum of 1000 bytes")
     );
 }
+
+#[test]
+fn an_unwritable_spill_file_is_reported_and_the_call_still_succeeds() {
+    // A directory cannot be created under a file, even as root.
+    let config = Config {
+        spill_parent: Some("/dev/null/agent-bash".into()),
+        ..Config::default()
+    };
+    let session = Session::new(std::env::temp_dir(), config).unwrap_or_else(|err| panic!("{err}"));
+    let outcome = runtime()
+        .block_on(session.run(Request::new(format!("{} flood 50000", fx()))))
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(outcome.exit_code, Some(0));
+    assert!(outcome.stdout.ends_with("line 50000 of the flood"));
+    assert_eq!(outcome.stdout_stats.full_output_path, None);
+    let error = outcome.stdout_stats.spill_error.clone().unwrap_or_default();
+    assert!(error.contains("/dev/null/agent-bash"), "{error}");
+    assert!(
+        outcome.stdout.contains("full stdout not saved: "),
+        "the marker says so"
+    );
+    assert!(
+        outcome
+            .notes
+            .iter()
+            .any(|note| note.starts_with("the full stdout could not be saved")),
+        "{:?}",
+        outcome.notes
+    );
+}
+
+#[test]
+fn the_spill_file_stops_at_its_cap_and_says_so() {
+    let config = Config {
+        spill_cap_bytes: 100_000,
+        ..Config::default()
+    };
+    let session = Session::new(std::env::temp_dir(), config).unwrap_or_else(|err| panic!("{err}"));
+    let outcome = runtime()
+        .block_on(session.run(Request::new(format!("{} flood 50000", fx()))))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let stats = &outcome.stdout_stats;
+    assert!(stats.spill_capped);
+    assert_eq!(stats.total_lines, 50_000, "counts stay exact past the cap");
+    let path = stats.full_output_path.clone().unwrap_or_default();
+    let saved = std::fs::read_to_string(&path).unwrap_or_default();
+    let (kept, note) = saved.split_at(100_000);
+    assert!(kept.starts_with("line 1 of the flood\n"));
+    assert!(note.contains("spill cap of 100000 bytes"), "{note}");
+    assert!(
+        outcome.notes.iter().any(|n| n.contains("spill cap")),
+        "{:?}",
+        outcome.notes
+    );
+}

@@ -208,3 +208,12 @@ fn binary_output_is_described_and_saved() {
         saved.len()
     );
 }
+
+#[test]
+fn a_timeout_over_the_maximum_is_clamped_and_said() {
+    let out = crate::support::agent_bash(&["run", "--timeout", "99999", "--", "true"]).stdout;
+    assert!(
+        out.contains("note: timeout_secs 99999 is over the maximum; the call ran with 3600 s"),
+        "{out}"
+    );
+}

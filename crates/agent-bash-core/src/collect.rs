@@ -111,6 +111,8 @@ pub async fn wait(
                 }
             },
             () = sleep_until(deadline.into()), if stop == Stop::No && status.is_none() => {
+                // Seam for `on_timeout = background` (jobs issue): hand `running` and the
+                // captures to a job here instead of stopping the tree.
                 timed_out = true;
                 stop = begin_stop(&running.guard, limits);
             },

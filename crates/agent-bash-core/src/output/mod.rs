@@ -520,7 +520,11 @@ mod tests {
             let mut shown_bytes = 0;
             let mut shown_count = 0;
             for (output, input) in [(&out, &out_input), (&err, &err_input)] {
-                let lines = shown_lines(&output.text);
+                let mut lines = shown_lines(&output.text);
+                if output.text.is_empty() && output.stats.total_lines > 0 && output.stats.binary.is_none() {
+                    // One empty line: its text is empty, like no output at all.
+                    lines.push("");
+                }
                 shown_bytes += lines.iter().map(|line| line.len() + 1).sum::<usize>();
                 shown_count += lines.len();
                 let stats = &output.stats;
@@ -591,6 +595,26 @@ mod tests {
             prop_assert!(shown_bytes <= budget.bytes, "{} bytes shown, budget {}", shown_bytes, budget.bytes);
             prop_assert!(shown_count <= budget.lines, "{} lines shown, budget {}", shown_count, budget.lines);
         }
+    }
+
+    #[test]
+    fn one_empty_line_is_one_line_of_no_text() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (_, err) = capture_call(
+            Budget::default(),
+            b"",
+            b"\r\n",
+            &[1],
+            &SpillDir::new(dir.path().to_path_buf()),
+        );
+        assert_eq!(
+            (
+                err.text.as_str(),
+                err.stats.total_lines,
+                err.stats.total_bytes
+            ),
+            ("", 1, 1)
+        );
     }
 
     #[test]
