@@ -12,7 +12,8 @@ use agent_bash_core::output::window::Share;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const INPUT_BYTES: usize = 32 << 20;
-const CHUNK_BYTES: usize = 64 << 10;
+/// As the collect stage reads.
+const CHUNK_BYTES: usize = agent_bash_core::collect::READ_CHUNK_BYTES;
 
 fn plain() -> Vec<u8> {
     let mut out = Vec::with_capacity(INPUT_BYTES);

@@ -95,6 +95,7 @@ impl Capture {
                 overflow: None,
                 clip_chars: budget.line_clip_chars,
                 hold_bytes: LINE_HOLD_BYTES.max(budget.max_line_bytes()),
+                newlines: Vec::new(),
                 window: Window::new(budget),
                 spill,
             },
@@ -264,6 +265,8 @@ struct Lines {
     overflow: Option<Overflow>,
     clip_chars: usize,
     hold_bytes: usize,
+    /// Scratch space for newline positions (reused, to avoid an allocation per block).
+    newlines: Vec<usize>,
     window: Window,
     spill: Spill,
 }
@@ -343,6 +346,45 @@ impl Lines {
     }
 }
 
+impl Lines {
+    /// Pushes complete lines (separated by `\n`, without the last newline) to the window.
+    fn push_complete_lines(&mut self, lines: &str) {
+        let Some(keep) = self.window.tail_line_cap() else {
+            for line in lines.split('\n') {
+                self.push_line(line);
+            }
+            return;
+        };
+        // On a flood, most lines of a block are followed by more lines than the tail can
+        // show: find the last `keep` line starts from the end, count the lines before them
+        // in one memchr pass, and push only those `keep`.
+        self.newlines.clear();
+        self.newlines
+            .extend(memchr::memrchr_iter(b'\n', lines.as_bytes()).take(keep));
+        let mut start = 0;
+        if self.newlines.len() == keep {
+            let cut = self.newlines[keep - 1];
+            let n_skipped = memchr::memchr_iter(b'\n', &lines.as_bytes()[..cut]).count() + 1;
+            self.window.skip(n_skipped as u64, cut as u64 + 1);
+            start = cut + 1;
+            self.newlines.pop();
+        }
+        let newlines = std::mem::take(&mut self.newlines);
+        for &end in newlines.iter().rev() {
+            self.push_line(&lines[start..end]);
+            start = end + 1;
+        }
+        self.push_line(&lines[start..]);
+        self.newlines = newlines;
+    }
+
+    /// Pushes one complete line to the window.
+    fn push_line(&mut self, line: &str) {
+        let (shown, clipped) = shown_line(line, self.clip_chars);
+        self.window.push(&shown, line.len() as u64 + 1, clipped);
+    }
+}
+
 impl TextSink for Lines {
     fn text(&mut self, text: &str) {
         let Some(first_newline) = memchr::memchr(b'\n', text.as_bytes()) else {
@@ -358,10 +400,7 @@ impl TextSink for Lines {
         if complete > 0 {
             let block = &rest[..complete];
             self.spill.write(block.as_bytes());
-            for line in block[..complete - 1].split('\n') {
-                let (shown, clipped) = shown_line(line, self.clip_chars);
-                self.window.push(&shown, line.len() as u64 + 1, clipped);
-            }
+            self.push_complete_lines(&block[..complete - 1]);
         }
         self.partial_line(&rest[complete..]);
     }

@@ -139,6 +139,25 @@ impl Window {
         }
     }
 
+    /// Once the head is closed: the most lines the tail could ever show. Of a run of new
+    /// lines, all but this many last ones can go to `skip` instead of `push`.
+    pub fn tail_line_cap(&self) -> Option<usize> {
+        (!self.head_open).then(|| self.budget.lines.saturating_sub(self.head.len()).max(1))
+    }
+
+    /// Counts `lines` lines of `bytes` bytes (newlines included) that arrived after the
+    /// tail and are followed by at least `tail_line_cap` more lines: neither they nor the
+    /// current tail can ever be shown. Only valid while `tail_line_cap` is `Some`.
+    pub fn skip(&mut self, lines: u64, bytes: u64) {
+        debug_assert!(!self.head_open);
+        self.total_lines += lines;
+        self.total_bytes += bytes;
+        self.dropped |= lines > 0 || !self.tail.is_empty();
+        self.tail.clear();
+        self.tail_text.clear();
+        self.tail_bytes = 0;
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.total_bytes
     }
