@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use agent_bash_core::{CancellationToken, Config, Request, Session};
 
-use crate::support::{alive_with, eventually, fx, marker};
+use crate::support::{alive_with, eventually, fx, marker, quoted_apart};
 
 fn session() -> Session {
     Session::new(std::env::temp_dir(), Config::default())
@@ -25,7 +25,11 @@ fn cancelling_stops_the_tree_and_returns_what_was_captured() {
         let session = session();
         let cancel = CancellationToken::new();
         // `echo` has written before the marked process exists: seeing it means output is there.
-        let request = Request::new(format!("echo started; {} sleep 60 {mark}", fx()));
+        let request = Request::new(format!(
+            "echo started; {} sleep 60 {}",
+            fx(),
+            quoted_apart(&mark)
+        ));
         let call = session.run_with_cancel(request, &cancel);
         let canceller = async {
             let seen = eventually_async(|| !alive_with(&mark).is_empty()).await;

@@ -34,6 +34,13 @@ pub fn marker(name: &str) -> String {
     )
 }
 
+/// `marker` as a shell word that does not contain it literally: the shell's own command
+/// line then does not match, only the process that receives the joined word does.
+pub fn quoted_apart(marker: &str) -> String {
+    let (head, tail) = marker.split_at(3);
+    format!("'{head}''{tail}'")
+}
+
 /// The output of one CLI run.
 pub struct Run {
     pub stdout: String,
