@@ -189,3 +189,24 @@ fn the_spill_file_stops_at_its_cap_and_says_so() {
         outcome.notes
     );
 }
+
+#[test]
+fn progress_is_reported_while_the_command_runs() {
+    let (sender, receiver) = tokio::sync::watch::channel(agent_bash_core::Progress::default());
+    let finished = runtime()
+        .block_on(session().run_with(
+            Request::new("echo first; sleep 1.5; echo second"),
+            &CancellationToken::new(),
+            Some(&sender),
+        ))
+        .unwrap_or_else(|err| panic!("{err}"));
+    assert_eq!(finished.outcome.stdout, "first\nsecond");
+    // The report at 1 s saw the first line and not yet the second.
+    let seen = *receiver.borrow();
+    assert!(seen.elapsed >= Duration::from_secs(1), "{seen:?}");
+    assert_eq!(
+        (seen.stdout_bytes, seen.stderr_bytes, seen.lines),
+        (6, 0, 1),
+        "{seen:?}"
+    );
+}

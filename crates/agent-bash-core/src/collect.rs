@@ -28,6 +28,19 @@ pub const READ_CHUNK_BYTES: usize = 256 * 1024;
 /// How often a stopping group is checked for survivors.
 const GROUP_POLL: Duration = Duration::from_millis(20);
 
+/// How often a running call reports progress, when asked to.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a running call has done so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// Lines completed on both streams.
+    pub lines: u64,
+}
+
 /// The time limits of one call.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -64,11 +77,13 @@ enum Stop {
     Done,
 }
 
-/// Runs the collect loop for `running`, feeding `stdout` and `stderr`.
+/// Runs the collect loop for `running`, feeding `stdout` and `stderr`. If `progress` is
+/// given, it gets the call's `Progress` every `PROGRESS_INTERVAL`.
 pub async fn wait(
     mut running: Running,
     limits: Limits,
     cancel: &CancellationToken,
+    progress: Option<&tokio::sync::watch::Sender<Progress>>,
     mut stdout: Capture,
     mut stderr: Capture,
 ) -> Captured {
@@ -81,6 +96,8 @@ pub async fn wait(
     let mut stop = Stop::No;
     let mut drain_until: Option<Instant> = None;
     let mut poll = tokio::time::interval(GROUP_POLL);
+    let first_report = tokio::time::Instant::from(running.started + PROGRESS_INTERVAL);
+    let mut report = tokio::time::interval_at(first_report, PROGRESS_INTERVAL);
     let far_future = Instant::now() + Duration::from_secs(86_400 * 365);
 
     loop {
@@ -130,6 +147,16 @@ pub async fn wait(
                         stop = Stop::Done;
                         drain_until = Some(Instant::now() + limits.io_drain);
                     }
+                }
+            },
+            _ = report.tick(), if progress.is_some() => {
+                if let Some(progress) = progress {
+                    progress.send_replace(Progress {
+                        elapsed: running.started.elapsed(),
+                        stdout_bytes: stdout.raw_bytes(),
+                        stderr_bytes: stderr.raw_bytes(),
+                        lines: stdout.lines_so_far() + stderr.lines_so_far(),
+                    });
                 }
             },
             () = sleep_until(drain_until.unwrap_or(far_future).into()), if drain_until.is_some() && !terminating => break,

@@ -38,6 +38,7 @@ pub mod request;
 pub mod session;
 pub mod spawn;
 
+pub use collect::Progress;
 pub use config::{Budget, Config};
 pub use error::Error;
 pub use outcome::Outcome;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::collect::{self, Limits};
+use crate::collect::{self, Limits, Progress};
 use crate::config::{Config, KIB};
 use crate::error::Error;
 use crate::outcome::{self, Outcome};
@@ -129,6 +129,20 @@ impl Session {
         request: Request,
         cancel: &CancellationToken,
     ) -> Result<Finished, Error> {
+        self.run_with(request, cancel, None).await
+    }
+
+    /// Runs one command as `run_with_cancel` does, and reports its progress (elapsed time,
+    /// bytes, lines) on `progress` every `collect::PROGRESS_INTERVAL` while it runs.
+    ///
+    /// # Errors
+    /// As `run`.
+    pub async fn run_with(
+        &self,
+        request: Request,
+        cancel: &CancellationToken,
+        progress: Option<&tokio::sync::watch::Sender<Progress>>,
+    ) -> Result<Finished, Error> {
         let call = request::validate(&request, &self.root, &self.config)?;
         let id = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let mut script = None;
@@ -173,6 +187,7 @@ impl Session {
             running,
             limits,
             cancel,
+            progress,
             capture("stdout"),
             capture("stderr"),
         )

@@ -109,9 +109,14 @@ impl Capture {
         self.raw_bytes
     }
 
-    /// Lines completed so far (text streams).
+    /// Lines completed so far (text streams; while the first KiB is still being sniffed,
+    /// its line feeds).
     pub fn lines_so_far(&self) -> u64 {
-        self.lines.window.total_lines()
+        match &self.kind {
+            Kind::Sniffing(sample) => memchr::memchr_iter(b'\n', sample).count() as u64,
+            Kind::Text => self.lines.window.total_lines(),
+            Kind::Binary(_) => 0,
+        }
     }
 
     /// Feeds the next chunk read from the stream.
