@@ -1,12 +1,16 @@
-//! The `agent-bash` binary: the CLI face of the engine. The only place that prints.
+//! The `agent-bash` binary: the CLI and the MCP server over the engine. The only place that
+//! prints (and, for `mcp`, stdout belongs to the protocol: logs go to stderr).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::sync::Arc;
+
 use agent_bash_core::{Budget, CancellationToken, Config, Request, Session, render};
+use agent_bash_mcp::Format;
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Exit status when agent-bash itself fails (bad arguments, no bash), as `env` and
 /// `timeout` do: distinct from any status the command's shell would give.
@@ -29,6 +33,46 @@ enum Command {
     ///
     /// Exits with the command's exit status (128 + N when a signal N killed it).
     Run(RunArgs),
+    /// Serve the tools over MCP on stdin/stdout, for an agent that starts this as a server.
+    ///
+    /// Runs until the client closes stdin or a SIGTERM/SIGINT arrives, then kills every
+    /// process it started.
+    Mcp(McpArgs),
+    /// Print the tool definitions, for harnesses that call functions directly.
+    Schema(SchemaArgs),
+}
+
+#[derive(Args, Debug)]
+struct McpArgs {
+    /// Session root: commands start here. Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Log debugging detail (every request and notification) to stderr.
+    #[arg(long, short)]
+    verbose: bool,
+    /// Also append the log to this file.
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SchemaArgs {
+    /// The shape of the definitions.
+    #[arg(long, value_enum, default_value_t = SchemaFormat::Mcp)]
+    format: SchemaFormat,
+    /// The root the description names. Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SchemaFormat {
+    /// `{"tools": [...]}`, as `tools/list` answers.
+    Mcp,
+    /// The `tools` array of OpenAI's Chat Completions API.
+    Openai,
+    /// The `tools` array of Anthropic's Messages API.
+    Anthropic,
 }
 
 #[derive(Args, Debug)]
@@ -87,7 +131,95 @@ fn run_cli() -> anyhow::Result<ExitCode> {
                 .context("cannot start the async runtime")?;
             runtime.block_on(run(args))
         }
+        Command::Mcp(args) => mcp(args),
+        Command::Schema(args) => schema(&args),
     }
+}
+
+/// The session root a command names, or the current directory.
+fn root_or_cwd(root: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match root {
+        Some(root) => Ok(root),
+        None => std::env::current_dir().context("cannot read the current directory"),
+    }
+}
+
+fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
+    let root = std::path::absolute(root_or_cwd(args.root.clone())?)?;
+    let format = match args.format {
+        SchemaFormat::Mcp => Format::Mcp,
+        SchemaFormat::Openai => Format::Openai,
+        SchemaFormat::Anthropic => Format::Anthropic,
+    };
+    let definitions = agent_bash_mcp::tools::definitions(format, &root, &Config::default());
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", serde_json::to_string_pretty(&definitions)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
+    init_logging(args.verbose, args.log_file.as_deref())?;
+    let session = Session::new(root_or_cwd(args.root)?, Config::default())?;
+    tracing::info!(root = %session.root().display(), "serving MCP on stdio");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let served = runtime.block_on(async {
+        let stop = stop_signal()?;
+        let (stdin, stdout) = agent_bash_mcp::rmcp::transport::io::stdio_pipes();
+        agent_bash_mcp::Server::new(Arc::new(session))
+            .serve(stdin, stdout, stop)
+            .await
+            .map_err(anyhow::Error::from)
+    });
+    // A blocking read of stdin (when it is not a pipe) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Completes at the first SIGTERM or SIGINT.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+/// Logs to stderr (never stdout: it carries the protocol), and to `file` when given.
+/// `RUST_LOG` overrides the levels.
+fn init_logging(verbose: bool, file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriterExt};
+    let default = if verbose {
+        "debug"
+    } else {
+        "agent_bash=info,agent_bash_mcp=info,agent_bash_core=info,warn"
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let writer = match file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log file {}", path.display()))?;
+            BoxMakeWriter::new(std::io::stderr.and(std::sync::Mutex::new(file)))
+        }
+        None => BoxMakeWriter::new(std::io::stderr),
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .init();
+    Ok(())
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -99,11 +231,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         head_percent: args.head_percent.unwrap_or(defaults.head_percent),
         line_clip_chars: args.line_clip.unwrap_or(defaults.line_clip_chars),
     };
-    let root = match args.root {
-        Some(root) => root,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    let session = Session::new(&root, config)?;
+    let session = Session::new(root_or_cwd(args.root)?, config)?;
     let request = Request {
         command: args.command.join(" "),
         cwd: args.cwd,

@@ -16,6 +16,7 @@ use crate::request::Call;
 
 /// Everything about one finished call. `render::text` is what the model reads;
 /// `serde_json` gives the structured form (the MCP `structuredContent`).
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     pub command: String,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A process found alive in a command's process group or session.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessInfo {
     pub pid: i32,

@@ -107,6 +107,18 @@ impl Session {
         &self.config
     }
 
+    /// Kills every process the session's finished commands left running (as dropping the
+    /// session does). For servers that end while other owners still hold the session.
+    pub fn kill_leftovers(&self) {
+        let guards = std::mem::take(
+            &mut *self
+                .leftovers
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        drop(guards);
+    }
+
     /// Runs one command to completion (or its deadline).
     ///
     /// # Errors

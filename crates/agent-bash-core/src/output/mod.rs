@@ -25,6 +25,7 @@ use window::{Share, Window};
 const LINE_HOLD_BYTES: usize = 64 * KIB;
 
 /// What the model sees of one stream, and the exact counts behind it.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamStats {
     /// Bytes of sanitized text (or raw bytes, for a binary stream).

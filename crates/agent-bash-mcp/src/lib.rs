@@ -1,0 +1,29 @@
+//! agent-bash over the Model Context Protocol: the engine's `bash` tool for any MCP client.
+//!
+//! This crate is the only place that knows MCP. It turns `tools/call` arguments into engine
+//! requests (`args`), outcomes into MCP results (`reply`), and declares the tools (`tools`);
+//! `server` ties them to one engine `Session` with rmcp.
+//!
+//! ```no_run
+//! # async fn example() -> std::io::Result<()> {
+//! use std::sync::Arc;
+//! use agent_bash_core::{Config, Session};
+//! use agent_bash_mcp::Server;
+//!
+//! let session = Session::new("/path/to/project", Config::default()).map_err(std::io::Error::other)?;
+//! let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
+//! Server::new(Arc::new(session))
+//!     .serve(stdin, stdout, std::future::pending())
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod args;
+pub mod reply;
+pub mod server;
+pub mod tools;
+
+pub use rmcp;
+pub use server::Server;
+pub use tools::Format;

@@ -1,0 +1,307 @@
+//! The MCP server: one engine `Session` behind rmcp's `ServerHandler`.
+//!
+//! Every `tools/call` runs as its own task (rmcp spawns one per request), so calls in flight
+//! run concurrently. Each call's command stops when the client cancels the request, or when
+//! the server shuts down; `serve` returns only once every call has finished and the
+//! session's leftover processes are killed.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use agent_bash_core::{CancellationToken, Progress, Session};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool,
+};
+use rmcp::service::{Peer, QuitReason, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::watch;
+use tokio_util::task::TaskTracker;
+
+use crate::{args, reply, tools};
+
+/// The MCP face of one session. Cheap to clone; clones share the session.
+#[derive(Clone)]
+pub struct Server {
+    session: Arc<Session>,
+    tools: Arc<Vec<Tool>>,
+    /// Cancelled when the server shuts down: stops every call's command.
+    shutdown: CancellationToken,
+    calls: TaskTracker,
+}
+
+impl Server {
+    pub fn new(session: Arc<Session>) -> Server {
+        let tools = tools::all(session.root(), session.config());
+        Server {
+            session,
+            tools: Arc::new(tools),
+            shutdown: CancellationToken::new(),
+            calls: TaskTracker::new(),
+        }
+    }
+
+    /// Serves MCP over `reader`/`writer` (stdin/stdout for a stdio server) until the
+    /// client closes its end, `stop` completes (a signal), or the transport fails. Then
+    /// stops every running command, kills what the session left running, and returns.
+    ///
+    /// # Errors
+    /// When the client never completes the MCP handshake.
+    pub async fn serve<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        stop: impl Future<Output = ()>,
+    ) -> Result<QuitReason, io::Error>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shutdown = self.shutdown.clone();
+        let calls = self.calls.clone();
+        let session = self.session.clone();
+        let grace = session.config().kill_grace;
+        // EOF on the client's stream stops the commands at once, rather than after rmcp's
+        // wait for in-flight responses nobody will read.
+        let reader = EofCancels {
+            inner: reader,
+            on_eof: shutdown.clone(),
+        };
+        let service_stop = CancellationToken::new();
+        let serving = async {
+            let running = self
+                .serve_with_ct((reader, writer), service_stop.clone())
+                .await
+                .map_err(|err| io::Error::other(format!("MCP handshake failed: {err}")))?;
+            running
+                .waiting()
+                .await
+                .map_err(|err| io::Error::other(format!("the MCP service failed: {err}")))
+        };
+        tokio::pin!(serving, stop);
+        let quit = tokio::select! {
+            quit = &mut serving => quit,
+            () = &mut stop => {
+                tracing::info!("stopping: signal");
+                shutdown.cancel();
+                service_stop.cancel();
+                serving.await
+            }
+        };
+        shutdown.cancel();
+        calls.close();
+        // Each call stops its tree within the kill grace; the margin is for the kernel.
+        if tokio::time::timeout(grace + Duration::from_secs(3), calls.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("calls still running at exit; their process groups are killed");
+        }
+        session.kill_leftovers();
+        tracing::info!(?quit, "stopped");
+        quit
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        if request.name != tools::BASH {
+            let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
+            return reply::refusal(&format!(
+                "no tool named `{}`; this server has {}",
+                request.name,
+                known.join(", ")
+            ));
+        }
+        let call = match args::bash(request.arguments.as_ref()) {
+            Ok(call) => call,
+            Err(message) => return reply::refusal(&message),
+        };
+        tracing::debug!(command = %call.request.command, description = ?call.description, "bash");
+        let cancel = self.shutdown.child_token();
+        let (progress_tx, progress_rx) = watch::channel(Progress::default());
+        let done = CancellationToken::new();
+        let reporter = context
+            .meta
+            .get_progress_token()
+            .map(|token| report_progress(progress_rx, context.peer.clone(), token, done.clone()));
+        let run = self
+            .session
+            .run_with(call.request, &cancel, Some(&progress_tx));
+        let finished = async {
+            tokio::pin!(run);
+            tokio::select! {
+                finished = &mut run => finished,
+                () = context.ct.cancelled() => {
+                    // The client cancelled: stop the tree. The protocol drops the answer,
+                    // so what was captured goes to the log.
+                    cancel.cancel();
+                    run.await
+                }
+            }
+        };
+        let finished = match reporter {
+            Some(reporter) => {
+                let (finished, ()) = tokio::join!(
+                    async {
+                        let finished = finished.await;
+                        done.cancel();
+                        finished
+                    },
+                    reporter
+                );
+                finished
+            }
+            None => finished.await,
+        };
+        match finished {
+            Ok(finished) => {
+                if finished.outcome.cancelled {
+                    tracing::info!(
+                        stdout = %finished.outcome.stdout,
+                        stderr = %finished.outcome.stderr,
+                        "call cancelled"
+                    );
+                }
+                reply::outcome(&finished.outcome).await
+            }
+            Err(err) => reply::refusal(&err.to_string()),
+        }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("agent-bash", env!("CARGO_PKG_VERSION")).with_title("agent-bash"),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let result = self.calls.track_future(self.call(request, context)).await;
+        Ok(result.into())
+    }
+}
+
+/// Forwards the engine's progress reports as MCP progress notifications until the call
+/// is `done`. The progress value is the elapsed time in seconds.
+async fn report_progress(
+    mut reports: watch::Receiver<Progress>,
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    done: CancellationToken,
+) {
+    while let Some(Ok(())) = done.run_until_cancelled(reports.changed()).await {
+        let report = *reports.borrow_and_update();
+        let message = progress_message(&report);
+        let notification =
+            ProgressNotificationParam::new(token.clone(), report.elapsed.as_secs_f64())
+                .with_message(message);
+        if peer.notify_progress(notification).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// `running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`
+pub fn progress_message(report: &Progress) -> String {
+    let lines = match report.lines {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    };
+    format!(
+        "running {} s · {lines} · stdout {} · stderr {}",
+        report.elapsed.as_secs(),
+        size(report.stdout_bytes),
+        size(report.stderr_bytes)
+    )
+}
+
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// A reader that cancels `on_eof` when its input ends.
+struct EofCancels<R> {
+    inner: R,
+    on_eof: CancellationToken,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for EofCancels<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            Poll::Ready(Ok(())) if buf.filled().len() == before && buf.remaining() > 0 => {
+                tracing::info!("stopping: the client closed its end");
+                self.on_eof.cancel();
+            }
+            Poll::Ready(Err(err)) => {
+                tracing::info!(%err, "stopping: cannot read from the client");
+                self.on_eof.cancel();
+            }
+            _ => {}
+        }
+        polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_messages_count_lines_and_bytes() {
+        let report = Progress {
+            elapsed: Duration::from_millis(12_400),
+            stdout_bytes: 1536,
+            stderr_bytes: 3 * 1024 * 1024,
+            lines: 1,
+        };
+        assert_eq!(
+            progress_message(&report),
+            "running 12 s · 1 line · stdout 1.5 KiB · stderr 3.0 MiB"
+        );
+        let report = Progress {
+            lines: 7,
+            stdout_bytes: 10,
+            ..report
+        };
+        assert!(progress_message(&report).contains("7 lines · stdout 10 B"));
+    }
+}

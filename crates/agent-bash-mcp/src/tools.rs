@@ -1,0 +1,209 @@
+//! The tool definitions: names, the descriptions the model reads, and the JSON schemas, in
+//! MCP form and in the function-calling forms of the OpenAI and Anthropic APIs.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use agent_bash_core::{Config, Outcome};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+/// The `bash` tool's name: part of the contract with every harness.
+pub const BASH: &str = "bash";
+
+/// The description of `bash`, written for the model: every word of it is paid for on every
+/// request, so it says only what changes how a model should call the tool.
+pub fn bash_description(root: &Path, config: &Config) -> String {
+    let budget = config.budget;
+    format!(
+        "Run a shell command with bash and return its output and exit status.\n\
+         Each call is a new `bash -c` in {root} (`cd` and variables do not carry over \
+         between calls; use `cwd` or `&&`). stdin is empty and prompts are disabled.\n\
+         Timeout {default} s unless `timeout_secs` says otherwise (max {max} s); then the whole \
+         process tree is killed.\n\
+         Output shows stdout, then stderr, within {kib} KiB and {lines} lines; beyond that the \
+         first {head}% and the last lines are kept and the full output is saved to a file whose \
+         path is given (read it with grep, sed or tail).\n\
+         To leave a server running, redirect its output and background it \
+         (`cmd >/tmp/cmd.log 2>&1 &`); it is stopped when this session ends.",
+        root = root.display(),
+        default = config.default_timeout.as_secs(),
+        max = config.max_timeout.as_secs(),
+        kib = budget.bytes / 1024,
+        lines = budget.lines,
+        head = budget.head_percent,
+    )
+}
+
+/// The JSON schema of `bash`'s arguments (what `args::bash` accepts).
+pub fn bash_input_schema(config: &Config) -> JsonObject {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "description": "The shell code to run, as `bash -c COMMAND`."
+            },
+            "timeout_secs": {
+                "type": "integer",
+                "minimum": 1,
+                "description": format!(
+                    "Seconds before the command is killed (default {}, max {}).",
+                    config.default_timeout.as_secs(),
+                    config.max_timeout.as_secs()
+                )
+            },
+            "cwd": {
+                "type": "string",
+                "description": "Directory to run in, relative to the root or absolute (default: the root)."
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command is for, in a few words."
+            }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    });
+    match schema {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Every tool this server offers, in MCP form.
+pub fn all(root: &Path, config: &Config) -> Vec<Tool> {
+    let bash = Tool::new(
+        BASH,
+        bash_description(root, config),
+        Arc::new(bash_input_schema(config)),
+    )
+    .with_title("Bash")
+    .with_output_schema::<Outcome>()
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(true),
+    );
+    vec![bash]
+}
+
+/// The shapes in which `agent-bash schema` prints the tool definitions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `{"tools": [...]}` as an MCP server lists them (`tools/list`).
+    Mcp,
+    /// The `tools` array of the OpenAI Chat Completions API (`{"type": "function", ...}`).
+    Openai,
+    /// The `tools` array of the Anthropic Messages API (`input_schema`).
+    Anthropic,
+}
+
+/// The tool definitions in `format`, for harnesses that call functions directly.
+pub fn definitions(format: Format, root: &Path, config: &Config) -> Value {
+    let tools = all(root, config);
+    match format {
+        Format::Mcp => json!({ "tools": tools }),
+        Format::Openai => Value::Array(
+            tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.input_schema,
+                        }
+                    })
+                })
+                .collect(),
+        ),
+        Format::Anthropic => Value::Array(
+            tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "name": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.input_schema,
+                    })
+                })
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args;
+
+    #[test]
+    fn the_input_schema_lists_exactly_the_arguments_the_parser_takes() {
+        let schema = bash_input_schema(&Config::default());
+        let properties = schema["properties"].as_object().map(|p| {
+            let mut names: Vec<&str> = p.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            names
+        });
+        let mut accepted = args::BASH_ARGUMENTS.to_vec();
+        accepted.sort_unstable();
+        assert_eq!(properties, Some(accepted));
+        assert_eq!(schema["required"], json!(["command"]));
+    }
+
+    #[test]
+    fn the_output_schema_describes_every_field_of_the_outcome() {
+        let tool = &all(Path::new("/srv/project"), &Config::default())[0];
+        let schema = tool
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object((**s).clone()));
+        let schema = schema.unwrap_or_default();
+        assert_eq!(schema["type"], "object");
+        let outcome = serde_json::to_value(Outcome::default()).unwrap_or_default();
+        let fields = outcome.as_object().map(|o| o.len()).unwrap_or_default();
+        assert!(fields > 10, "{outcome}");
+        for field in outcome.as_object().into_iter().flat_map(|o| o.keys()) {
+            assert!(
+                schema["properties"].get(field).is_some(),
+                "{field} is missing from {schema}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_description_names_the_root_and_the_defaults() {
+        let text = bash_description(Path::new("/srv/project"), &Config::default());
+        for expected in [
+            "/srv/project",
+            "120 s",
+            "3600 s",
+            "50 KiB",
+            "2000 lines",
+            "25%",
+        ] {
+            assert!(text.contains(expected), "{expected} not in {text}");
+        }
+        assert!(text.len() < 1000, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn each_format_carries_the_same_schema() {
+        let root = Path::new("/r");
+        let config = Config::default();
+        let mcp = definitions(Format::Mcp, root, &config);
+        let openai = definitions(Format::Openai, root, &config);
+        let anthropic = definitions(Format::Anthropic, root, &config);
+        let input = &mcp["tools"][0]["inputSchema"];
+        assert_eq!(mcp["tools"][0]["name"], "bash");
+        assert!(mcp["tools"][0]["outputSchema"].is_object());
+        assert_eq!(&openai[0]["function"]["parameters"], input);
+        assert_eq!(openai[0]["type"], "function");
+        assert_eq!(&anthropic[0]["input_schema"], input);
+        assert_eq!(anthropic[0]["name"], "bash");
+    }
+}

@@ -1,0 +1,49 @@
+"""Fixtures for the MCP end-to-end tests: the built binary, driven by the official client."""
+
+import os
+import pathlib
+import time
+import uuid
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("AGENT_BASH_BIN", str(ROOT / "target" / "debug" / "agent-bash"))
+FX = os.environ.get("AGENT_BASH_FX", str(ROOT / "target" / "debug" / "examples" / "fx"))
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def marker():
+    """A number unique to the test, usable as `sleep 1000.<digits>` to find the process."""
+    return f"1000.{uuid.uuid4().int % 10**12:012d}"
+
+
+def alive_with(text):
+    """Pids of live processes whose command line contains `text` (zombies have none)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            pids.append(int(entry))
+    return pids
+
+
+def eventually(condition, limit=5.0):
+    """Waits until `condition()` holds, up to `limit` seconds; returns whether it did."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()

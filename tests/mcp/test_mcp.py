@@ -1,0 +1,226 @@
+"""The MCP face, end to end: the real binary over stdio, the official Python client."""
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from conftest import BIN, FX, alive_with, eventually
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def server(root=None, extra_args=()):
+    root = root or tempfile.mkdtemp(prefix="agent-bash-mcp-")
+    params = StdioServerParameters(command=BIN, args=["mcp", "--root", root, *extra_args])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if block.type == "text")
+
+
+async def test_lists_the_bash_tool_with_its_schemas():
+    async with server(root="/tmp") as session:
+        tools = (await session.list_tools()).tools
+        bash = next(tool for tool in tools if tool.name == "bash")
+        assert bash.input_schema["required"] == ["command"]
+        assert set(bash.input_schema["properties"]) >= {"command", "timeout_secs", "cwd"}
+        assert bash.output_schema["type"] == "object"
+        assert {"exit_code", "stdout", "stderr", "timed_out", "duration_ms"} <= set(bash.output_schema["properties"])
+        assert "/tmp" in bash.description, "the description names the root"
+
+
+async def test_output_exit_status_and_structured_content():
+    async with server() as session:
+        result = await session.call_tool("bash", {"command": "echo out; echo err >&2"})
+        assert result.is_error is False
+        assert text_of(result).startswith("out\n[stderr]\nerr\n[exit 0 · ")
+        assert result.structured_content["stdout"] == "out"
+        assert result.structured_content["stderr"] == "err"
+        assert result.structured_content["exit_code"] == 0
+
+        result = await session.call_tool("bash", {"command": "exit 3"})
+        assert result.is_error is True
+        assert result.structured_content["exit_code"] == 3
+
+
+async def test_timeout_stops_the_tree(marker):
+    async with server() as session:
+        result = await session.call_tool("bash", {"command": f"echo begun; sleep {marker}", "timeout_secs": 1})
+        assert result.is_error is True
+        assert result.structured_content["timed_out"] is True
+        assert result.structured_content["stdout"] == "begun"
+        assert alive_with(f"sleep {marker}") == []
+
+
+async def test_cancellation_kills_the_process_tree(marker):
+    async with server() as session:
+        async with anyio.create_task_group() as group:
+            async def call():
+                await session.call_tool("bash", {"command": f"sleep {marker}; echo never"})
+
+            group.start_soon(call)
+            assert await anyio.to_thread.run_sync(lambda: eventually(lambda: alive_with(f"sleep {marker}"))), "never started"
+            group.cancel_scope.cancel()
+        assert await anyio.to_thread.run_sync(lambda: eventually(lambda: not alive_with(f"sleep {marker}"))), "leaked"
+        # The server keeps serving.
+        result = await session.call_tool("bash", {"command": "echo still here"})
+        assert result.structured_content["stdout"] == "still here"
+
+
+async def test_progress_notifications():
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    async with server() as session:
+        result = await session.call_tool(
+            "bash", {"command": "echo first; sleep 2.5; echo second"}, progress_callback=on_progress
+        )
+        assert result.structured_content["stdout"] == "first\nsecond"
+    assert seen, "no progress notification"
+    assert any("1 line" in (message or "") for _, message in seen), seen
+
+
+async def test_calls_run_concurrently():
+    # Each call waits until all four have started: calls run one at a time would each
+    # time out instead.
+    flags = tempfile.mkdtemp(prefix="agent-bash-concurrent-")
+    command = 'touch "$FLAGS/$N"; while [ "$(ls "$FLAGS" | wc -l)" -lt 4 ]; do sleep 0.05; done; echo all four'
+    async with server() as session:
+        results = [None] * 4
+
+        async def call(n):
+            results[n] = await session.call_tool(
+                "bash", {"command": f"FLAGS={flags} N={n}; {command}", "timeout_secs": 20}
+            )
+
+        async with anyio.create_task_group() as group:
+            for n in range(4):
+                group.start_soon(call, n)
+    for result in results:
+        assert result.structured_content["stdout"] == "all four", result.structured_content
+
+
+async def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving():
+    cases = [
+        ({}, "command"),
+        ({"command": 5}, "command"),
+        ({"command": ""}, "empty"),
+        ({"command": "   \n"}, "empty"),
+        ({"command": "x" * (1024 * 1024 + 1)}, "over the maximum"),
+        ({"command": "true", "cwd": "/nonexistent/dir"}, "No such file or directory"),
+        ({"command": "true", "cwd": "/etc/hostname"}, "not a directory"),
+        ({"command": "true", "timeout_secs": 0}, "timeout_secs"),
+        ({"command": "true", "timeout_secs": -5}, "timeout_secs"),
+        ({"command": "true", "timeout_secs": "soon"}, "timeout_secs"),
+    ]
+    async with server() as session:
+        for arguments, expected in cases:
+            result = await session.call_tool("bash", arguments)
+            assert result.is_error is True, arguments
+            assert expected in text_of(result), (arguments, text_of(result))
+        unknown = await session.call_tool("no_such_tool", {})
+        assert unknown.is_error is True
+        assert "no_such_tool" in text_of(unknown)
+        clamped = await session.call_tool("bash", {"command": "true", "timeout_secs": 99999})
+        assert clamped.is_error is False
+        assert any("over the maximum" in note for note in clamped.structured_content["notes"])
+        result = await session.call_tool("bash", {"command": "echo ok"})
+        assert result.structured_content["stdout"] == "ok"
+
+
+async def test_images_reach_the_model_as_images():
+    async with server() as session:
+        result = await session.call_tool("bash", {"command": f"{FX} png"})
+        images = [block for block in result.content if block.type == "image"]
+        assert len(images) == 1, result.content
+        assert images[0].mime_type == "image/png"
+        expected = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(n % 251 for n in range(4096))
+        assert base64.b64decode(images[0].data) == expected
+
+
+def raw_server(root):
+    return subprocess.Popen(
+        [BIN, "mcp", "--root", root],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def send(process, message):
+    process.stdin.write((json.dumps(message) + "\n").encode())
+    process.stdin.flush()
+
+
+def receive(process):
+    line = process.stdout.readline()
+    assert line, "the server closed stdout"
+    return json.loads(line)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
+def test_malformed_lines_do_not_kill_the_server_and_stdout_is_only_protocol():
+    process = raw_server(tempfile.mkdtemp())
+    try:
+        process.stdin.write(b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\": \n")
+        process.stdin.flush()
+        send(process, INITIALIZE)
+        # Every line on stdout is JSON-RPC; the initialize answer arrives.
+        while True:
+            message = receive(process)
+            assert message.get("jsonrpc") == "2.0", message
+            if message.get("id") == 1:
+                break
+        assert message["result"]["serverInfo"]["name"] == "agent-bash"
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.parametrize("how", ["stdin-closed", "sigterm", "sigint"])
+def test_shutdown_leaves_nothing_running(how, marker):
+    process = raw_server(tempfile.mkdtemp())
+    try:
+        send(process, INITIALIZE)
+        assert receive(process)["id"] == 1
+        send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        # One call still running, and one that left a background process behind.
+        send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "bash", "arguments": {"command": f"sleep {marker}1"}}})
+        send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "bash", "arguments": {"command": f"sleep {marker}2 >/dev/null 2>&1 &"}}})
+        assert receive(process)["id"] == 3
+        assert eventually(lambda: alive_with(f"sleep {marker}1") and alive_with(f"sleep {marker}2"))
+        if how == "stdin-closed":
+            process.stdin.close()
+        else:
+            process.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+        process.wait(timeout=10)
+        assert alive_with(f"sleep {marker}") == [], "left running after the server exited"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
