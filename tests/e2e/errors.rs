@@ -68,3 +68,12 @@ fn bad_arguments_are_usage_errors() {
         run.stderr
     );
 }
+
+#[test]
+fn mcp_server_with_a_bad_root() {
+    check(
+        &["mcp", "--root", "/nonexistent/root"],
+        &[],
+        "session root /nonexistent/root: No such file or directory",
+    );
+}

@@ -7,4 +7,5 @@ mod errors;
 mod library;
 mod output;
 mod processes;
+mod schema;
 mod support;
