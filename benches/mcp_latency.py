@@ -6,7 +6,8 @@
 Measures (wall clock, this machine):
   start      from spawning `agent-bash mcp` to reading its `initialize` answer;
   bash true  one `tools/call` of `bash` with `true`, request written to answer read;
-  raw spawn  `bash -c true` spawned and waited for by this same Python process.
+  raw spawn  `bash -c true` spawned and waited for by this same Python process;
+  4x sleep 1 four `sleep 1` calls sent at once, until the last answer.
 Speaks JSON-RPC over the pipes directly, so the client's own cost is a line write and read.
 """
 
@@ -61,7 +62,7 @@ def percentile(samples, p):
 def report(name, samples):
     ms = [s * 1000 for s in samples]
     print(
-        f"{name:<10} n={len(ms):<4} p50 {percentile(ms, 50):7.3f} ms   p99 {percentile(ms, 99):7.3f} ms"
+        f"{name:<11} n={len(ms):<4} p50 {percentile(ms, 50):7.3f} ms   p99 {percentile(ms, 99):7.3f} ms"
         f"   mean {statistics.fmean(ms):7.3f} ms   min {min(ms):7.3f} ms"
     )
     return percentile(ms, 50)
@@ -99,10 +100,24 @@ def main():
         if n > 20:  # the first rounds warm caches
             calls.append(elapsed)
             spawns.append(spawned)
+    # Four `sleep 1` calls in flight at once: concurrent calls take about 1 s in all.
+    parallel = []
+    for round_ in range(5):
+        ids = [10_000 + 10 * round_ + k for k in range(4)]
+        began = time.perf_counter()
+        for id_ in ids:
+            send(process, {"jsonrpc": "2.0", "id": id_, "method": "tools/call",
+                           "params": {"name": "bash", "arguments": {"command": "sleep 1"}}})
+        pending = set(ids)
+        while pending:
+            message = json.loads(process.stdout.readline())
+            pending.discard(message.get("id"))
+        parallel.append(time.perf_counter() - began)
     process.stdin.close()
     process.wait()
 
     report("start", starts)
+    report("4x sleep 1", parallel)
     call_p50 = report("bash true", calls)
     spawn_p50 = report("raw spawn", spawns)
     print(f"p50 ratio bash true / raw spawn: {call_p50 / spawn_p50:.2f}")
