@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
-use agent_bash_core::{Budget, CancellationToken, Config, Request, Session, render};
+use agent_bash_core::{Budget, CancellationToken, Config, OnTimeout, Request, Session, render};
 use agent_bash_mcp::Format;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -231,11 +231,15 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         head_percent: args.head_percent.unwrap_or(defaults.head_percent),
         line_clip_chars: args.line_clip.unwrap_or(defaults.line_clip_chars),
     };
+    // One command, then exit: there is no session to keep background jobs in.
+    config.max_jobs = 0;
+    config.on_timeout = OnTimeout::Kill;
     let session = Session::new(root_or_cwd(args.root)?, config)?;
     let request = Request {
         command: args.command.join(" "),
         cwd: args.cwd,
         timeout_secs: args.timeout,
+        background: false,
     };
 
     // Ctrl-C or SIGTERM stops the command's tree and still prints what it printed.
@@ -252,7 +256,13 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             on_signal.cancel();
         }
     });
-    let finished = session.run_with_cancel(request, &cancel).await?;
+    let mut finished = session.run_with_cancel(request, &cancel).await?;
+    if finished.outcome.timed_out {
+        finished.outcome.notes.push(
+            "the one-shot CLI keeps no background jobs, so the command was stopped at its timeout"
+                .into(),
+        );
+    }
     let outcome = &finished.outcome;
     let printed = if args.json {
         render::json(outcome)

@@ -41,12 +41,42 @@ pub struct Progress {
     pub lines: u64,
 }
 
-/// The time limits of one call.
+/// The time limits of one call, and what may become a background job.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub timeout: Duration,
     pub kill_grace: Duration,
     pub io_drain: Duration,
+    /// At the deadline, hand the running command over (`Captured::detached`) instead of
+    /// stopping it.
+    pub detach_on_timeout: bool,
+    /// When the shell has exited but its processes run on, hand them over instead of
+    /// leaving them (listed) to the session's end.
+    pub detach_leftovers: bool,
+}
+
+/// Why a command became a background job.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetachReason {
+    /// The caller asked for it (`background`).
+    Background,
+    /// The deadline passed while the shell ran.
+    Timeout,
+    /// The shell exited; processes it started ran on.
+    Leftover,
+}
+
+/// What a job needs to go on collecting a command: whatever of it is still open.
+#[derive(Debug)]
+pub struct Detached {
+    pub reason: DetachReason,
+    /// The shell, while it has not exited.
+    pub child: Option<tokio::process::Child>,
+    pub stdout: Option<tokio::process::ChildStdout>,
+    pub stderr: Option<tokio::process::ChildStderr>,
+    pub started: Instant,
 }
 
 /// A finished call, before rendering.
@@ -61,8 +91,33 @@ pub struct Captured {
     pub stderr: Capture,
     /// Processes of the command's tree still alive after the shell exited.
     pub left_running: Vec<ProcessInfo>,
-    /// Armed while `left_running` is not empty: whoever keeps it decides when they die.
+    /// Armed while `left_running` is not empty or the call was detached: whoever keeps it
+    /// decides when they die.
     pub guard: GroupGuard,
+    /// The command, handed over to run on as a job (see `Limits`).
+    pub detached: Option<Detached>,
+}
+
+/// A command started as a background job: nothing is read here, everything is handed
+/// over.
+pub fn started_in_background(running: Running, stdout: Capture, stderr: Capture) -> Captured {
+    Captured {
+        status: None,
+        timed_out: false,
+        cancelled: false,
+        duration: running.started.elapsed(),
+        stdout,
+        stderr,
+        left_running: Vec::new(),
+        guard: running.guard,
+        detached: Some(Detached {
+            reason: DetachReason::Background,
+            child: Some(running.child),
+            stdout: Some(running.stdout),
+            stderr: Some(running.stderr),
+            started: running.started,
+        }),
+    }
 }
 
 /// Why the tree is being stopped, and how far along.
@@ -100,6 +155,7 @@ pub async fn wait(
     let first_report = tokio::time::Instant::from(running.started + PROGRESS_INTERVAL);
     let mut report = tokio::time::interval_at(first_report, PROGRESS_INTERVAL);
     let far_future = Instant::now() + Duration::from_secs(86_400 * 365);
+    let mut detach = None;
 
     loop {
         let terminating = matches!(stop, Stop::Terminating { .. });
@@ -135,9 +191,11 @@ pub async fn wait(
                 }
             },
             () = sleep_until(deadline.into()), if stop == Stop::No && status.is_none() => {
-                // Seam for `on_timeout = background` (jobs issue): hand `running` and the
-                // captures to a job here instead of stopping the tree.
                 timed_out = true;
+                if limits.detach_on_timeout {
+                    detach = Some(DetachReason::Timeout);
+                    break;
+                }
                 stop = begin_stop(&running.guard, limits);
             },
             () = cancel.cancelled(), if stop == Stop::No => {
@@ -185,17 +243,28 @@ pub async fn wait(
             tokio::time::sleep(GROUP_POLL).await;
         }
     }
-    if guard.alive()
+    if detach.is_none()
+        && guard.alive()
         && let Some(leader) = guard.leader()
     {
         left_running = crate::procs::members(leader);
+        if limits.detach_leftovers && stop == Stop::No && !left_running.is_empty() {
+            detach = Some(DetachReason::Leftover);
+        }
     }
-    if left_running.is_empty() {
+    if left_running.is_empty() && detach.is_none() {
         guard.disarm();
     }
-    if status.is_none() {
+    if status.is_none() && detach != Some(DetachReason::Timeout) {
         status = running.child.try_wait().ok().flatten();
     }
+    let detached = detach.map(|reason| Detached {
+        reason,
+        child: status.is_none().then_some(running.child),
+        stdout: out_open.then_some(running.stdout),
+        stderr: err_open.then_some(running.stderr),
+        started: running.started,
+    });
     Captured {
         status,
         timed_out,
@@ -205,6 +274,7 @@ pub async fn wait(
         stderr,
         left_running,
         guard,
+        detached,
     }
 }
 

@@ -35,6 +35,22 @@ pub struct Config {
     pub spill_cap_bytes: u64,
     /// Where the session's output directory is created. `None`: the system temp dir.
     pub spill_parent: Option<PathBuf>,
+    /// What a timeout does to a command that is still running.
+    pub on_timeout: OnTimeout,
+    /// Most background jobs running at once. 0: the session keeps no jobs (a timeout then
+    /// kills, and processes a command leaves running are only listed).
+    pub max_jobs: usize,
+    /// Longest a read of a job's output may wait for it.
+    pub max_wait: Duration,
+}
+
+/// What a timeout does to a command that is still running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// It goes on as a background job; the call returns what it printed so far.
+    Background,
+    /// Its process tree is stopped (SIGTERM, then SIGKILL after the grace).
+    Kill,
 }
 
 /// The text budget of one call: both streams together, after sanitizing.
@@ -114,6 +130,9 @@ impl Default for Config {
             budget: Budget::default(),
             spill_cap_bytes: 512 * MIB as u64,
             spill_parent: None,
+            on_timeout: OnTimeout::Background,
+            max_jobs: 16,
+            max_wait: Duration::from_secs(600),
         }
     }
 }

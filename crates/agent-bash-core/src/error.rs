@@ -38,6 +38,28 @@ pub enum Error {
         argv0: PathBuf,
         source: std::io::Error,
     },
+    /// No job has this id.
+    #[error("no job {id} in this session; {known}")]
+    UnknownJob { id: u64, known: String },
+    /// As many jobs run as the configuration allows.
+    #[error(
+        "{running} background jobs are running, the most allowed; stop one with bash_kill first"
+    )]
+    JobLimit { running: usize },
+    /// The session keeps no background jobs.
+    #[error(
+        "this session keeps no background jobs (the one-shot CLI); run the command in the foreground"
+    )]
+    NoJobs,
+    /// A job read's pattern is not a regular expression.
+    #[error("pattern {pattern:?} is not a valid regex: {reason}")]
+    Pattern { pattern: String, reason: String },
+    /// A job read's wait is out of range.
+    #[error("wait_secs must be between 0 and {max} (got {got})")]
+    Wait { got: u64, max: u64 },
+    /// An unknown signal name.
+    #[error("unknown signal {name:?}; use TERM, INT, HUP, KILL, QUIT, USR1 or USR2")]
+    Signal { name: String },
     /// A long command could not be written to its script file.
     #[error("cannot write the command's script file {path}: {source}")]
     Script {

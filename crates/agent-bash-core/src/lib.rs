@@ -30,6 +30,7 @@ pub mod config;
 pub mod env;
 pub mod error;
 pub mod exit;
+pub mod jobs;
 pub mod outcome;
 pub mod output;
 pub mod procs;
@@ -39,8 +40,9 @@ pub mod session;
 pub mod spawn;
 
 pub use collect::Progress;
-pub use config::{Budget, Config};
+pub use config::{Budget, Config, OnTimeout};
 pub use error::Error;
+pub use jobs::{JobInfo, JobList, JobOutput, JobStatus};
 pub use outcome::Outcome;
 pub use request::Request;
 pub use session::{Finished, Session};

@@ -41,13 +41,23 @@ pub struct Outcome {
     pub left_running: Vec<ProcessInfo>,
     /// What the exit status usually means, when it is easy to misread.
     pub exit_hint: Option<String>,
-    /// Things the caller should know (a clamped timeout, a spill file that failed…).
+    /// Things the caller should know (a clamped timeout, a spill file that failed, jobs
+    /// that ended since the previous call…).
     pub notes: Vec<String>,
+    /// The background job the command became (started with `background`, still running
+    /// at its timeout, or processes it left running), if it became one.
+    pub job_id: Option<u64>,
+    pub job: Option<crate::jobs::JobInfo>,
 }
 
 impl Outcome {
     /// True if and only if the command succeeded: exit 0, no signal, no timeout, not cancelled.
+    /// A command that went on as a background job before it exited counts as a success
+    /// (nothing failed yet); one whose shell exited is judged by its exit code.
     pub fn success(&self) -> bool {
+        if self.job_id.is_some() && self.exit_code.is_none() && self.signal.is_none() {
+            return !self.cancelled;
+        }
         self.exit_code == Some(0) && !self.timed_out && !self.cancelled
     }
 
@@ -61,7 +71,14 @@ impl Outcome {
 
 /// Assembles the outcome of a captured call: splits the budget between the streams, and
 /// writes the spill files of what was cut.
-pub fn assemble(call: &Call, captured: Captured, budget: &Budget) -> (Outcome, Option<i32>) {
+///
+/// `shell_running`: the shell goes on as a background job, so it has no status yet.
+pub fn assemble(
+    call: &Call,
+    captured: Captured,
+    budget: &Budget,
+    shell_running: bool,
+) -> (Outcome, Option<i32>) {
     let Captured {
         status,
         timed_out,
@@ -90,7 +107,7 @@ pub fn assemble(call: &Call, captured: Captured, budget: &Budget) -> (Outcome, O
             call.timeout.as_secs()
         ));
     }
-    if status.is_none() {
+    if status.is_none() && !shell_running {
         notes.push("the shell's exit status could not be collected".into());
     }
     for (name, stats) in [("stdout", &stdout_stats), ("stderr", &stderr_stats)] {
@@ -120,6 +137,8 @@ pub fn assemble(call: &Call, captured: Captured, budget: &Budget) -> (Outcome, O
         left_running,
         exit_hint,
         notes,
+        job_id: None,
+        job: None,
     };
     (outcome, raw_signal)
 }

@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use crate::jobs::{self, JobList, JobOutput, JobStatus};
 use crate::outcome::Outcome;
 use crate::output::StreamStats;
 
@@ -58,20 +59,106 @@ pub fn text(outcome: &Outcome) -> String {
         } else {
             String::new()
         };
+        let fate = match outcome.job_id {
+            Some(id) => format!("their output goes on into background job {id}"),
+            None => {
+                "their later output is not captured, and they are stopped when the session ends"
+                    .into()
+            }
+        };
         let _ = writeln!(
             out,
-            "note: still running after the shell exited: {}{more}; their later output is not captured, and they are stopped when the session ends",
+            "note: still running after the shell exited: {}{more}; {fate}",
             listed.join(", ")
         );
     }
     if let Some(hint) = &outcome.exit_hint {
         let _ = writeln!(out, "hint: {hint}");
     }
-    if outcome.timed_out {
+    if let Some(id) = outcome.job_id {
+        let _ = writeln!(
+            out,
+            "hint: bash_output {{\"job_id\": {id}}} reads its new output (add wait_secs to wait for more, pattern to wait for a line); bash_kill {{\"job_id\": {id}}} stops it"
+        );
+    } else if outcome.timed_out {
         let _ = writeln!(
             out,
             "hint: the command did not finish in {} s; rerun with a larger timeout_secs, or make it faster",
             outcome.timeout_secs
+        );
+    }
+    out.pop();
+    out
+}
+
+/// The model's view of a job read (`bash_output`, `bash_kill`).
+pub fn job_output(output: &JobOutput) -> String {
+    let mut out = String::with_capacity(output.stdout.len() + output.stderr.len() + 256);
+    if let Some(notice) = binary_notice("stdout", &output.stdout_stats) {
+        let _ = writeln!(out, "{notice}");
+    } else if !output.stdout.is_empty() {
+        let _ = writeln!(out, "{}", output.stdout);
+    }
+    if let Some(notice) = binary_notice("stderr", &output.stderr_stats) {
+        let _ = writeln!(out, "{notice}");
+    } else if !output.stderr.is_empty() {
+        let _ = writeln!(out, "[stderr]\n{}", output.stderr);
+    }
+    if out.is_empty() {
+        out.push_str("(no new output)\n");
+    }
+    let job = &output.job;
+    let status = match job.status {
+        JobStatus::Running => format!("job {} running · {} s", job.job_id, job.runtime_ms / 1000),
+        _ => jobs::notice(job)
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "[{status} · output so far: stdout {} B, stderr {} B in {}, {}]",
+        job.stdout_bytes,
+        job.stderr_bytes,
+        job.stdout_path.display(),
+        job.stderr_path.display()
+    );
+    if output.pattern_matched == Some(true)
+        && let Some(pattern) = &output.pattern
+    {
+        let _ = writeln!(out, "note: a line matched {pattern:?}");
+    }
+    for note in &output.notes {
+        let _ = writeln!(out, "note: {}", clip(note, 300));
+    }
+    out.pop();
+    out
+}
+
+/// The model's view of a session's jobs (`bash_jobs`).
+pub fn job_list(list: &JobList) -> String {
+    if list.jobs.is_empty() {
+        return "(no background jobs)".into();
+    }
+    let mut out = String::new();
+    for job in &list.jobs {
+        let status = match (job.status, job.exit_code, &job.signal) {
+            (JobStatus::Running, _, _) => "running".to_string(),
+            (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
+            (JobStatus::Killed, _, Some(signal)) => format!("killed ({signal})"),
+            (JobStatus::Killed, _, None) => "killed".to_string(),
+            _ => "ended".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "job {} · {status} · {} s · pid {} · stdout {} B, stderr {} B · `{}`",
+            job.job_id,
+            job.runtime_ms / 1000,
+            job.pid
+                .map_or_else(|| "?".to_string(), |pid| pid.to_string()),
+            job.stdout_bytes,
+            job.stderr_bytes,
+            clip(job.command.lines().next().unwrap_or_default(), 120)
         );
     }
     out.pop();
@@ -85,6 +172,27 @@ pub fn json(outcome: &Outcome) -> String {
 
 fn status_line(outcome: &Outcome) -> String {
     let ms = outcome.duration_ms;
+    if let Some(job) = &outcome.job
+        && outcome.exit_code.is_none()
+        && outcome.signal.is_none()
+    {
+        let pid = job
+            .pid
+            .map_or_else(String::new, |pid| format!(" (pid {pid})"));
+        let files = format!(
+            "output: {} and {}",
+            job.stdout_path.display(),
+            job.stderr_path.display()
+        );
+        return if outcome.timed_out {
+            format!(
+                "[still running after the {} s timeout: now background job {}{pid}; {files} · {ms} ms]",
+                outcome.timeout_secs, job.job_id
+            )
+        } else {
+            format!("[started as background job {}{pid}; {files}]", job.job_id)
+        };
+    }
     let ended = match (&outcome.exit_code, &outcome.signal) {
         (Some(code), _) => format!("exit {code}"),
         (None, Some(signal)) => format!("killed by {signal}"),

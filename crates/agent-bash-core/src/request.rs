@@ -22,6 +22,9 @@ pub struct Request {
     /// Seconds before the process tree is stopped. Default and maximum come from `Config`.
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Start the command as a background job and return at once.
+    #[serde(default)]
+    pub background: bool,
 }
 
 impl Request {
@@ -44,6 +47,12 @@ impl Request {
         self.timeout_secs = Some(secs);
         self
     }
+
+    /// Starts the command as a background job.
+    pub fn background(mut self) -> Request {
+        self.background = true;
+        self
+    }
 }
 
 /// A request that passed validation: what the rest of the pipeline runs.
@@ -55,6 +64,8 @@ pub struct Call {
     pub timeout: Duration,
     /// The timeout the request asked for, when it was over the maximum and got clamped.
     pub timeout_clamped_from: Option<u64>,
+    /// Start as a background job.
+    pub background: bool,
 }
 
 /// Checks a request against the config and resolves it relative to the session `root`.
@@ -107,6 +118,7 @@ pub fn validate(request: &Request, root: &Path, config: &Config) -> Result<Call,
         cwd,
         timeout,
         timeout_clamped_from,
+        background: request.background,
     })
 }
 

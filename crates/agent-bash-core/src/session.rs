@@ -8,13 +8,16 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::collect::{self, Limits, Progress};
-use crate::config::{Config, KIB};
+use std::time::Duration;
+
+use crate::collect::{self, Detached, Limits, Progress};
+use crate::config::{Config, KIB, OnTimeout};
 use crate::error::Error;
+use crate::jobs::{self, JobList, JobOutput, Jobs};
 use crate::outcome::{self, Outcome};
 use crate::output::Capture;
 use crate::output::spill::SpillDir;
-use crate::request::{self, Request};
+use crate::request::{self, Call, Request};
 use crate::spawn::{self, GroupGuard, Plan};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
@@ -30,8 +33,10 @@ pub struct Session {
     env: Vec<(&'static str, String)>,
     spill_dir: Arc<SpillDir>,
     calls: AtomicU64,
-    /// Process groups whose shell exited while some of their processes ran on.
+    /// Process groups whose shell exited while some of their processes ran on, when they
+    /// could not become jobs.
     leftovers: Mutex<Vec<GroupGuard>>,
+    jobs: Jobs,
 }
 
 /// A finished call, with the raw signal number for callers that mimic a shell's status.
@@ -96,6 +101,7 @@ impl Session {
             config,
             calls: AtomicU64::new(0),
             leftovers: Mutex::new(Vec::new()),
+            jobs: Jobs::default(),
         })
     }
 
@@ -107,9 +113,11 @@ impl Session {
         &self.config
     }
 
-    /// Kills every process the session's finished commands left running (as dropping the
-    /// session does). For servers that end while other owners still hold the session.
-    pub fn kill_leftovers(&self) {
+    /// Kills every background job and every process the session's commands left running
+    /// (as dropping the session does). For servers that end while other owners still hold
+    /// the session.
+    pub fn kill_all(&self) {
+        self.jobs.kill_all();
         let guards = std::mem::take(
             &mut *self
                 .leftovers
@@ -117,6 +125,51 @@ impl Session {
                 .unwrap_or_else(|poisoned| poisoned.into_inner()),
         );
         drop(guards);
+    }
+
+    /// Every background job of the session, oldest first.
+    pub fn jobs(&self) -> JobList {
+        self.jobs.list()
+    }
+
+    /// What job `id` printed since the previous read, after waiting up to `wait_secs` for
+    /// new output, for a line matching `pattern` (a regex), or for the job's end.
+    ///
+    /// # Errors
+    /// `UnknownJob`, `Pattern`, `Wait` (over `Config::max_wait`).
+    pub async fn job_output(
+        &self,
+        id: u64,
+        wait_secs: u64,
+        pattern: Option<&str>,
+    ) -> Result<JobOutput, Error> {
+        let max = self.config.max_wait.as_secs();
+        if wait_secs > max {
+            return Err(Error::Wait {
+                got: wait_secs,
+                max,
+            });
+        }
+        self.jobs
+            .output(
+                id,
+                Duration::from_secs(wait_secs),
+                pattern,
+                self.config.budget,
+            )
+            .await
+    }
+
+    /// Stops job `id`'s whole process tree (`signal`, default TERM, then SIGKILL after the
+    /// grace) and returns its last output. A job that already ended answers with its status.
+    ///
+    /// # Errors
+    /// `UnknownJob`, `Signal` (an unknown name).
+    pub async fn kill_job(&self, id: u64, signal: Option<&str>) -> Result<JobOutput, Error> {
+        let signal = signal.map_or(Ok(rustix::process::Signal::TERM), jobs::parse_signal)?;
+        self.jobs
+            .kill(id, signal, self.config.kill_grace, self.config.budget)
+            .await
     }
 
     /// Runs one command to completion (or its deadline).
@@ -179,6 +232,17 @@ impl Session {
             cwd: call.cwd.clone(),
             env: self.env.clone(),
         };
+        let jobs_free = self.config.max_jobs.saturating_sub(self.jobs.running());
+        if call.background {
+            if self.config.max_jobs == 0 {
+                return Err(Error::NoJobs);
+            }
+            if jobs_free == 0 {
+                return Err(Error::JobLimit {
+                    running: self.jobs.running(),
+                });
+            }
+        }
         let running = spawn::start(&plan)?;
         let budget = self.config.budget;
         let capture = |name: &'static str| {
@@ -190,33 +254,100 @@ impl Session {
                 self.config.spill_cap_bytes,
             )
         };
-        let limits = Limits {
-            timeout: call.timeout,
-            kill_grace: self.config.kill_grace,
-            io_drain: self.config.io_drain,
+        let mut captured = if call.background {
+            collect::started_in_background(running, capture("stdout"), capture("stderr"))
+        } else {
+            let limits = Limits {
+                timeout: call.timeout,
+                kill_grace: self.config.kill_grace,
+                io_drain: self.config.io_drain,
+                detach_on_timeout: self.config.on_timeout == OnTimeout::Background && jobs_free > 0,
+                detach_leftovers: jobs_free > 0,
+            };
+            collect::wait(
+                running,
+                limits,
+                cancel,
+                progress,
+                capture("stdout"),
+                capture("stderr"),
+            )
+            .await
         };
-        let mut captured = collect::wait(
-            running,
-            limits,
-            cancel,
-            progress,
-            capture("stdout"),
-            capture("stderr"),
-        )
-        .await;
-        drop(script);
-        if !captured.left_running.is_empty() {
-            let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
-            self.leftovers
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push(guard);
+        // A long command's script must outlive a job that still runs it.
+        let detached = captured.detached.take();
+        let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
+        let shell_running = detached.as_ref().is_some_and(|d| d.child.is_some());
+        let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
+        match detached {
+            Some(detached) => {
+                if let Some(script) = script.take() {
+                    std::mem::forget(script);
+                }
+                self.start_job(&call, detached, guard, &mut outcome);
+            }
+            None if !outcome.left_running.is_empty() => {
+                if self.config.max_jobs > 0 {
+                    outcome.notes.push(format!(
+                        "the job limit ({}) is reached, so these processes are not a job",
+                        self.config.max_jobs
+                    ));
+                }
+                self.leftovers
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(guard);
+            }
+            None => drop(guard),
         }
-        let (outcome, raw_signal) = outcome::assemble(&call, captured, &budget);
+        drop(script);
+        outcome.notes.extend(self.jobs.take_notices());
         Ok(Finished {
             outcome,
             raw_signal,
         })
+    }
+
+    /// Turns a detached command into a job, and says so in `outcome`.
+    fn start_job(&self, call: &Call, detached: Detached, guard: GroupGuard, outcome: &mut Outcome) {
+        let id = self.jobs.next_id();
+        let file = |name: &'static str| {
+            Capture::for_job(
+                name,
+                self.config.budget,
+                self.spill_dir.clone(),
+                format!("job-{id}-{name}"),
+                self.config.spill_cap_bytes,
+            )
+        };
+        let ((stdout, stdout_path), (stderr, stderr_path)) = (file("stdout"), file("stderr"));
+        let (stdout_path, stderr_path) = match (stdout_path, stderr_path) {
+            (Ok(out), Ok(err)) => (out, err),
+            (Err(error), _) | (_, Err(error)) => {
+                // Without its files a job would run unseen: stop it instead.
+                drop(guard);
+                outcome.notes.push(format!(
+                    "the command could not become a background job ({error}); it was killed"
+                ));
+                return;
+            }
+        };
+        let info = self.jobs.start(
+            id,
+            jobs::Start {
+                command: &call.command,
+                cwd: &call.cwd,
+                detached,
+                guard,
+                stdout,
+                stdout_path,
+                stderr,
+                stderr_path,
+                kill_grace: self.config.kill_grace,
+            },
+        );
+        outcome.job_id = Some(id);
+        outcome.job = Some(info);
     }
 }
 

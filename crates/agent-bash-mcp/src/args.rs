@@ -1,4 +1,4 @@
-//! The `bash` tool's arguments: a JSON object from the model becomes an engine `Request`.
+//! The tools' arguments: a JSON object from the model becomes an engine request.
 //!
 //! Parsed by hand rather than through serde so that every mistake gets a message that says
 //! what to fix (the model reads it), and so that a harmless slip (`"timeout_secs": "30"`)
@@ -8,7 +8,17 @@ use agent_bash_core::Request;
 use serde_json::{Map, Value};
 
 /// The arguments `bash` accepts; anything else is refused (a typo must not go unnoticed).
-pub const BASH_ARGUMENTS: [&str; 4] = ["command", "timeout_secs", "cwd", "description"];
+pub const BASH_ARGUMENTS: [&str; 5] = [
+    "command",
+    "timeout_secs",
+    "cwd",
+    "background",
+    "description",
+];
+/// The arguments of `bash_output`.
+pub const OUTPUT_ARGUMENTS: [&str; 3] = ["job_id", "wait_secs", "pattern"];
+/// The arguments of `bash_kill`.
+pub const KILL_ARGUMENTS: [&str; 2] = ["job_id", "signal"];
 
 /// A `bash` call as the model asked for it.
 #[derive(Debug, PartialEq)]
@@ -18,25 +28,33 @@ pub struct BashCall {
     pub description: Option<String>,
 }
 
+/// A `bash_output` call.
+#[derive(Debug, PartialEq)]
+pub struct OutputCall {
+    pub job_id: u64,
+    pub wait_secs: u64,
+    pub pattern: Option<String>,
+}
+
+/// A `bash_kill` call.
+#[derive(Debug, PartialEq)]
+pub struct KillCall {
+    pub job_id: u64,
+    pub signal: Option<String>,
+}
+
+/// A pattern without `wait_secs` waits this long for its line.
+pub const PATTERN_WAIT_SECS: u64 = 30;
+
 /// Reads the arguments of a `bash` call.
 ///
 /// # Errors
 /// A message for the model naming the argument and what it should be.
 pub fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> {
-    let empty = Map::new();
-    let arguments = arguments.unwrap_or(&empty);
-    if let Some(unknown) = arguments
-        .keys()
-        .find(|key| !BASH_ARGUMENTS.contains(&key.as_str()))
-    {
-        return Err(format!(
-            "unknown argument `{unknown}`; `bash` takes {}",
-            BASH_ARGUMENTS.map(|name| format!("`{name}`")).join(", ")
-        ));
-    }
-    let command = match arguments.get("command") {
+    let args = Args::new("bash", arguments, &BASH_ARGUMENTS)?;
+    let command = match args.get("command") {
         Some(Value::String(command)) => command.clone(),
-        None | Some(Value::Null) => {
+        None => {
             return Err("missing argument `command`: give the shell code to run".into());
         }
         Some(other) => {
@@ -46,53 +64,143 @@ pub fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> 
             ));
         }
     };
-    let cwd = optional_string(arguments, "cwd")?.map(Into::into);
-    let description = optional_string(arguments, "description")?;
-    let timeout_secs = match arguments.get("timeout_secs") {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(timeout_secs(value)?),
-    };
     Ok(BashCall {
         request: Request {
             command,
-            cwd,
-            timeout_secs,
+            cwd: args.string("cwd")?.map(Into::into),
+            timeout_secs: args.whole("timeout_secs", 1)?,
+            background: args.boolean("background")?.unwrap_or(false),
         },
-        description,
+        description: args.string("description")?,
     })
 }
 
-fn optional_string(arguments: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
-    match arguments.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(format!("`{name}` must be a string, not {}", kind(other))),
-    }
+/// Reads the arguments of a `bash_output` call.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub fn output(arguments: Option<&Map<String, Value>>) -> Result<OutputCall, String> {
+    let args = Args::new("bash_output", arguments, &OUTPUT_ARGUMENTS)?;
+    let pattern = args.string("pattern")?;
+    let default_wait = if pattern.is_some() {
+        PATTERN_WAIT_SECS
+    } else {
+        0
+    };
+    Ok(OutputCall {
+        job_id: args.job_id()?,
+        wait_secs: args.whole("wait_secs", 0)?.unwrap_or(default_wait),
+        pattern,
+    })
 }
 
-/// A whole number of seconds, at least 1. A number in a string is accepted.
-fn timeout_secs(value: &Value) -> Result<u64, String> {
-    let number = match value {
-        Value::Number(number) => number.as_f64(),
-        Value::String(text) => text.trim().parse::<f64>().ok(),
-        _ => None,
-    };
-    match number {
-        Some(secs) if secs >= 1.0 && secs.fract() == 0.0 && secs <= u64::MAX as f64 => {
-            // Exact: a whole number in range.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            Ok(secs as u64)
+/// Reads the arguments of a `bash_kill` call.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub fn kill(arguments: Option<&Map<String, Value>>) -> Result<KillCall, String> {
+    let args = Args::new("bash_kill", arguments, &KILL_ARGUMENTS)?;
+    Ok(KillCall {
+        job_id: args.job_id()?,
+        signal: args.string("signal")?,
+    })
+}
+
+/// Checks that `bash_jobs` got no arguments.
+///
+/// # Errors
+/// A message naming the unexpected argument.
+pub fn jobs(arguments: Option<&Map<String, Value>>) -> Result<(), String> {
+    Args::new("bash_jobs", arguments, &[]).map(|_| ())
+}
+
+/// One call's arguments, checked against the names its tool takes.
+struct Args<'a> {
+    map: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> Args<'a> {
+    fn new(
+        tool: &str,
+        map: Option<&'a Map<String, Value>>,
+        known: &[&str],
+    ) -> Result<Args<'a>, String> {
+        if let Some(unknown) = map
+            .into_iter()
+            .flat_map(Map::keys)
+            .find(|key| !known.contains(&key.as_str()))
+        {
+            let takes = if known.is_empty() {
+                "no arguments".to_string()
+            } else {
+                known
+                    .iter()
+                    .map(|name| format!("`{name}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(format!(
+                "unknown argument `{unknown}`; `{tool}` takes {takes}"
+            ));
         }
-        Some(secs) if secs > 0.0 && secs < 1.0 => Err(format!(
-            "`timeout_secs` must be at least 1 (got {secs}); omit it for the default"
-        )),
-        Some(secs) if secs > 1.0 && secs.fract() != 0.0 => Err(format!(
-            "`timeout_secs` must be a whole number of seconds (got {secs})"
-        )),
-        _ => Err(format!(
-            "`timeout_secs` must be a whole number of seconds, at least 1 (got {value}); \
-             omit it for the default"
-        )),
+        Ok(Args { map })
+    }
+
+    /// The value of `name`; `null` counts as absent.
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.map?.get(name).filter(|value| !value.is_null())
+    }
+
+    fn string(&self, name: &str) -> Result<Option<String>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone())),
+            Some(other) => Err(format!("`{name}` must be a string, not {}", kind(other))),
+        }
+    }
+
+    fn boolean(&self, name: &str) -> Result<Option<bool>, String> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(value)) => Ok(Some(*value)),
+            Some(Value::String(text)) if text == "true" => Ok(Some(true)),
+            Some(Value::String(text)) if text == "false" => Ok(Some(false)),
+            Some(other) => Err(format!("`{name}` must be true or false, not {other}")),
+        }
+    }
+
+    /// A whole number, at least `min`. A number in a string is accepted.
+    fn whole(&self, name: &str, min: u64) -> Result<Option<u64>, String> {
+        let Some(value) = self.get(name) else {
+            return Ok(None);
+        };
+        let number = match value {
+            Value::Number(number) => number.as_f64(),
+            Value::String(text) => text.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let min_f = min as f64;
+        match number {
+            Some(n) if n >= min_f && n.fract() == 0.0 && n <= u64::MAX as f64 => {
+                // Exact: a whole number in range.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                Ok(Some(n as u64))
+            }
+            Some(n) if n < min_f => Err(format!("`{name}` must be at least {min} (got {n})")),
+            Some(n) if n.fract() != 0.0 => {
+                Err(format!("`{name}` must be a whole number (got {n})"))
+            }
+            _ => Err(format!(
+                "`{name}` must be a whole number, at least {min} (got {value})"
+            )),
+        }
+    }
+
+    fn job_id(&self) -> Result<u64, String> {
+        self.whole("job_id", 1)?.ok_or_else(|| {
+            "missing argument `job_id`: the number bash gave when the job started (bash_jobs lists them)".into()
+        })
     }
 }
 
@@ -154,6 +262,68 @@ mod tests {
         check_ok(json!({"command": "ls", "cwd": null}), "ls", None, None);
         let call = parse(json!({"command": "x", "description": "why"}));
         assert_eq!(call.map(|c| c.description), Ok(Some("why".to_string())));
+        let call = parse(json!({"command": "x", "background": true}));
+        assert_eq!(call.map(|c| c.request.background), Ok(true));
+    }
+
+    #[test]
+    fn job_tools_take_a_job_id_and_bounded_options() {
+        let output = |v: Value| super::output(v.as_object());
+        assert_eq!(
+            output(json!({"job_id": 3})),
+            Ok(OutputCall {
+                job_id: 3,
+                wait_secs: 0,
+                pattern: None
+            })
+        );
+        assert_eq!(
+            output(json!({"job_id": "3", "pattern": "Listening"})),
+            Ok(OutputCall {
+                job_id: 3,
+                wait_secs: PATTERN_WAIT_SECS,
+                pattern: Some("Listening".into())
+            })
+        );
+        assert_eq!(
+            output(json!({"job_id": 3, "wait_secs": 5})).map(|c| c.wait_secs),
+            Ok(5)
+        );
+        for (arguments, expected) in [
+            (json!({}), "missing argument `job_id`"),
+            (json!({"job_id": 0}), "`job_id` must be at least 1"),
+            (
+                json!({"job_id": "three"}),
+                "`job_id` must be a whole number",
+            ),
+            (
+                json!({"job_id": 1, "wait_secs": -1}),
+                "`wait_secs` must be at least 0",
+            ),
+            (
+                json!({"job_id": 1, "pattern": 5}),
+                "`pattern` must be a string",
+            ),
+            (json!({"job_id": 1, "lines": 5}), "unknown argument `lines`"),
+        ] {
+            let err = output(arguments.clone()).err().unwrap_or_default();
+            assert!(err.contains(expected), "{arguments}: {err:?}");
+        }
+        let kill = super::kill(json!({"job_id": 2, "signal": "INT"}).as_object());
+        assert_eq!(
+            kill,
+            Ok(KillCall {
+                job_id: 2,
+                signal: Some("INT".into())
+            })
+        );
+        let jobs = super::jobs(json!({"all": true}).as_object());
+        assert!(
+            jobs.err()
+                .unwrap_or_default()
+                .contains("`bash_jobs` takes no arguments")
+        );
+        assert_eq!(super::jobs(None), Ok(()));
     }
 
     #[test]
@@ -185,8 +355,12 @@ mod tests {
         );
         check_err(json!({"command": "ls", "cwd": 3}), "`cwd` must be a string");
         check_err(
-            json!({"command": "ls", "background": true}),
-            "unknown argument `background`",
+            json!({"command": "ls", "in_background": true}),
+            "unknown argument `in_background`",
+        );
+        check_err(
+            json!({"command": "ls", "background": "yes"}),
+            "`background` must be true or false",
         );
     }
 }

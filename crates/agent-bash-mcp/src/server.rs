@@ -103,7 +103,7 @@ impl Server {
         {
             tracing::warn!("calls still running at exit; their process groups are killed");
         }
-        session.kill_leftovers();
+        session.kill_all();
         tracing::info!(?quit, "stopped");
         quit
     }

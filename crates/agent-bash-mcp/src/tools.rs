@@ -4,12 +4,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_bash_core::{Config, Outcome};
+use agent_bash_core::{Config, JobList, JobOutput, Outcome};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-/// The `bash` tool's name: part of the contract with every harness.
+/// The tools' names: part of the contract with every harness.
 pub const BASH: &str = "bash";
+pub const OUTPUT: &str = "bash_output";
+pub const KILL: &str = "bash_kill";
+pub const JOBS: &str = "bash_jobs";
 
 /// The description of `bash`, written for the model: every word of it is paid for on every
 /// request, so it says only what changes how a model should call the tool.
@@ -24,8 +27,11 @@ pub fn bash_description(root: &Path, config: &Config) -> String {
          Output shows stdout, then stderr, within {kib} KiB and {lines} lines; beyond that the \
          first {head}% and the last lines are kept and the full output is saved to a file whose \
          path is given (read it with grep, sed or tail).\n\
-         To leave a server running, redirect its output and background it \
-         (`cmd >/tmp/cmd.log 2>&1 &`); it is stopped when this session ends.",
+         For servers, watchers and long builds set `background: true`: the call returns at \
+         once with a job id; `bash_output` reads the job's new output (`pattern` waits for \
+         a line such as \"Listening\"), `bash_kill` stops it. A command still running at its \
+         timeout, or processes a command leaves running, become a job too. Jobs end with \
+         this session.",
         root = root.display(),
         default = config.default_timeout.as_secs(),
         max = config.max_timeout.as_secs(),
@@ -57,6 +63,10 @@ pub fn bash_input_schema(config: &Config) -> JsonObject {
                 "type": "string",
                 "description": "Directory to run in, relative to the root or absolute (default: the root)."
             },
+            "background": {
+                "type": "boolean",
+                "description": "Start as a background job and return at once with its id (default false)."
+            },
             "description": {
                 "type": "string",
                 "description": "What the command is for, in a few words."
@@ -65,7 +75,52 @@ pub fn bash_input_schema(config: &Config) -> JsonObject {
         "required": ["command"],
         "additionalProperties": false
     });
-    match schema {
+    object(schema)
+}
+
+/// The JSON schema of `bash_output`'s arguments.
+pub fn output_input_schema(config: &Config) -> JsonObject {
+    object(json!({
+        "type": "object",
+        "properties": {
+            "job_id": {"type": "integer", "minimum": 1, "description": "The job to read."},
+            "wait_secs": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": config.max_wait.as_secs(),
+                "description": format!(
+                    "Wait up to this long for new output or the job's end (default 0; {} with pattern).",
+                    crate::args::PATTERN_WAIT_SECS
+                )
+            },
+            "pattern": {
+                "type": "string",
+                "description": "A regex: wait until a new line matches it."
+            }
+        },
+        "required": ["job_id"],
+        "additionalProperties": false
+    }))
+}
+
+/// The JSON schema of `bash_kill`'s arguments.
+pub fn kill_input_schema() -> JsonObject {
+    object(json!({
+        "type": "object",
+        "properties": {
+            "job_id": {"type": "integer", "minimum": 1, "description": "The job to stop."},
+            "signal": {
+                "type": "string",
+                "description": "Signal to send first (TERM, INT, HUP, KILL, QUIT, USR1, USR2; default TERM); KILL follows after the grace."
+            }
+        },
+        "required": ["job_id"],
+        "additionalProperties": false
+    }))
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
         Value::Object(object) => object,
         _ => JsonObject::new(),
     }
@@ -87,7 +142,42 @@ pub fn all(root: &Path, config: &Config) -> Vec<Tool> {
             .idempotent(false)
             .open_world(true),
     );
-    vec![bash]
+    let output = Tool::new(
+        OUTPUT,
+        "Read a background job's output since the previous read, with its status \
+         (running, or how it ended). wait_secs waits for new output or the end; pattern \
+         (a regex) waits for a matching line.",
+        Arc::new(output_input_schema(config)),
+    )
+    .with_title("Bash job output")
+    .with_output_schema::<JobOutput>()
+    .with_annotations(ToolAnnotations::new().read_only(true).open_world(false));
+    let kill = Tool::new(
+        KILL,
+        "Stop a background job: its whole process tree gets the signal (default TERM), then \
+         KILL after a grace. Returns its last output and how it ended.",
+        Arc::new(kill_input_schema()),
+    )
+    .with_title("Stop bash job")
+    .with_output_schema::<JobOutput>()
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(true)
+            .open_world(false),
+    );
+    let jobs = Tool::new(
+        JOBS,
+        "List this session's background jobs: id, status, runtime, output size, command.",
+        Arc::new(object(
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )),
+    )
+    .with_title("Bash jobs")
+    .with_output_schema::<JobList>()
+    .with_annotations(ToolAnnotations::new().read_only(true).open_world(false));
+    vec![bash, output, kill, jobs]
 }
 
 /// The shapes in which `agent-bash schema` prints the tool definitions.
@@ -188,7 +278,7 @@ mod tests {
         ] {
             assert!(text.contains(expected), "{expected} not in {text}");
         }
-        assert!(text.len() < 1000, "{} bytes", text.len());
+        assert!(text.len() < 1300, "{} bytes", text.len());
     }
 
     #[test]

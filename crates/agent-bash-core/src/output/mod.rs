@@ -105,6 +105,49 @@ impl Capture {
         }
     }
 
+    /// A capture for a background job: its file `<dir>/<file_stem>.log` is created now and
+    /// gets the sanitized stream as it comes (raw bytes, if binary). Returns the capture and
+    /// the file's path, or why the file cannot be created.
+    pub fn for_job(
+        name: &'static str,
+        budget: Budget,
+        dir: Arc<SpillDir>,
+        file_stem: String,
+        spill_cap: u64,
+    ) -> (Capture, Result<PathBuf, String>) {
+        let mut capture = Capture::new(name, budget, dir, file_stem, spill_cap);
+        let path = capture.lines.spill.open_now();
+        (capture, path)
+    }
+
+    /// A capture that windows output already kept in the file `path` (a part of a job's
+    /// file): it writes nothing and names `path` as the full output.
+    pub fn reading(name: &'static str, budget: Budget, path: PathBuf) -> Capture {
+        let mut capture = Capture::new(
+            name,
+            budget,
+            SpillDir::new(PathBuf::new()),
+            String::new(),
+            0,
+        );
+        capture.lines.spill = Spill::external(path);
+        capture
+    }
+
+    /// Makes everything fed so far (up to the line being assembled) visible in the file.
+    /// Decides text or binary from what was read if the first KiB is not complete yet: a
+    /// job's first line must not wait for a thousand more bytes.
+    pub fn flush(&mut self) {
+        self.decide();
+        self.lines.spill.flush();
+    }
+
+    /// Ends a job's stream: flushes the pending line and closes the file.
+    pub fn into_file(mut self) -> spill::SpillResult {
+        self.close();
+        self.lines.spill.finish(true)
+    }
+
     /// Bytes read so far.
     pub fn raw_bytes(&self) -> u64 {
         self.raw_bytes

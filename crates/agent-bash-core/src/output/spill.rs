@@ -69,6 +69,8 @@ pub struct Spill {
     /// Past this much pending output the file is opened.
     pending_limit: usize,
     file: Option<(PathBuf, BufWriter<File>)>,
+    /// The output is already in this file (a job's): nothing is written, the path is given.
+    external: Option<PathBuf>,
     written: u64,
     cap: u64,
     /// Bytes not written because of the cap.
@@ -94,10 +96,42 @@ impl Spill {
             pending: Vec::new(),
             pending_limit,
             file: None,
+            external: None,
             written: 0,
             cap,
             over_cap: 0,
             error: None,
+        }
+    }
+
+    /// A spill for output that is already kept in `path`: writes nothing, names `path`.
+    pub fn external(path: PathBuf) -> Spill {
+        let mut spill = Spill::new(SpillDir::new(PathBuf::new()), String::new(), 0, 0);
+        spill.external = Some(path);
+        spill
+    }
+
+    /// Creates the file now (even if nothing is written yet) and writes through from now
+    /// on. Returns its path, or why it cannot be created.
+    pub fn open_now(&mut self) -> Result<PathBuf, String> {
+        self.pending_limit = 0;
+        if self.file.is_none() && self.error.is_none() {
+            self.open();
+        }
+        match (&self.file, &self.error) {
+            (Some((path, _)), _) => Ok(path.clone()),
+            (None, Some(error)) => Err(error.clone()),
+            (None, None) => Err("the file was not opened".into()),
+        }
+    }
+
+    /// Pushes buffered output to the file, so that readers of the file see it.
+    pub fn flush(&mut self) {
+        if let Some((path, file)) = &mut self.file
+            && let Err(err) = file.flush()
+        {
+            let error = format!("cannot write {}: {err}", path.display());
+            self.fail(error);
         }
     }
 
@@ -117,7 +151,7 @@ impl Spill {
 
     /// Appends output.
     pub fn write(&mut self, bytes: &[u8]) {
-        if self.error.is_some() {
+        if self.error.is_some() || self.external.is_some() {
             return;
         }
         if self.file.is_none() {
@@ -178,6 +212,13 @@ impl Spill {
     /// Ends the stream: writes the file if `keep` (something was cut) or if it is already
     /// open, and says where it is.
     pub fn finish(mut self, keep: bool) -> SpillResult {
+        if let Some(path) = self.external.take() {
+            return SpillResult {
+                path: Some(path),
+                error: None,
+                capped: false,
+            };
+        }
         if keep && self.file.is_none() && self.error.is_none() {
             self.open();
         }
