@@ -53,6 +53,21 @@ struct McpArgs {
     /// Also append the log to this file.
     #[arg(long, value_name = "FILE")]
     log_file: Option<PathBuf>,
+    /// Most background jobs running at once (default 16; 0: no jobs).
+    #[arg(long, value_name = "N")]
+    max_jobs: Option<usize>,
+    /// What a timeout does to a command still running: it goes on as a background job
+    /// (default), or its process tree is killed.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    on_timeout: Option<TimeoutAction>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TimeoutAction {
+    /// The command goes on as a background job; the call returns what it printed so far.
+    Background,
+    /// The command's process tree is stopped (SIGTERM, then SIGKILL after 2 s).
+    Kill,
 }
 
 #[derive(Args, Debug)]
@@ -159,7 +174,17 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
 
 fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     init_logging(args.verbose, args.log_file.as_deref())?;
-    let session = Session::new(root_or_cwd(args.root)?, Config::default())?;
+    let mut config = Config::default();
+    if let Some(max_jobs) = args.max_jobs {
+        config.max_jobs = max_jobs;
+    }
+    if let Some(action) = args.on_timeout {
+        config.on_timeout = match action {
+            TimeoutAction::Background => OnTimeout::Background,
+            TimeoutAction::Kill => OnTimeout::Kill,
+        };
+    }
+    let session = Session::new(root_or_cwd(args.root)?, config)?;
     tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -228,10 +228,6 @@ pub async fn wait(
         }
     }
 
-    // The streams are over (or abandoned): flush what the output stages still hold, so
-    // that their demands on the budget are final.
-    stdout.close();
-    stderr.close();
     let mut guard = running.guard;
     let mut left_running = Vec::new();
     if stop == Stop::Done {
@@ -257,6 +253,13 @@ pub async fn wait(
     }
     if status.is_none() && detach != Some(DetachReason::Timeout) {
         status = running.child.try_wait().ok().flatten();
+    }
+    // The streams are over (or abandoned): flush what the output stages still hold, so
+    // that their demands on the budget are final. A detached command's streams go on
+    // (`Capture::hand_over`): their line being assembled is not over.
+    if detach.is_none() {
+        stdout.close();
+        stderr.close();
     }
     let detached = detach.map(|reason| Detached {
         reason,

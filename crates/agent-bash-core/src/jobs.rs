@@ -12,6 +12,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -142,11 +143,14 @@ struct Job {
 #[derive(Debug, Default)]
 pub struct Jobs {
     table: Mutex<BTreeMap<u64, Arc<Job>>>,
+    /// The last id handed out.
+    last_id: AtomicU64,
     /// Jobs that ended and whose end no result has mentioned yet.
     unreported: Arc<Mutex<Vec<u64>>>,
 }
 
-/// A new job's command, for `Jobs::start`.
+/// A new job's command, for `Jobs::start`: what is left of the call, and its captures
+/// (`Capture::hand_over`) writing to the job's files.
 pub struct Start<'a> {
     pub command: &'a str,
     pub cwd: &'a Path,
@@ -166,12 +170,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Jobs {
-    /// The id the next job gets.
-    pub fn next_id(&self) -> u64 {
-        lock(&self.table)
-            .keys()
-            .next_back()
-            .map_or(1, |last| last + 1)
+    /// A new job id, never handed out before in this session (ids start at 1).
+    pub fn reserve_id(&self) -> u64 {
+        self.last_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// Jobs still running.
@@ -182,8 +183,12 @@ impl Jobs {
             .count()
     }
 
-    /// Makes `start` job `id` (from `next_id`), and starts its task. Needs a tokio runtime.
-    pub fn start(&self, id: u64, start: Start<'_>) -> JobInfo {
+    /// Makes `start` job `id` (from `reserve_id`), and starts its task. Reads of the job
+    /// begin at the end of what its files hold now (a call handed over at its timeout
+    /// already showed that). Needs a tokio runtime.
+    pub fn start(&self, id: u64, mut start: Start<'_>) -> JobInfo {
+        start.stdout.flush();
+        start.stderr.flush();
         let pid = start.guard.leader();
         let job = Arc::new(Job {
             id,
@@ -201,6 +206,7 @@ impl Jobs {
             cursor: Mutex::new(Cursor::default()),
             task: Mutex::new(None),
         });
+        *lock(&job.cursor) = file_lengths(&job);
         let task = tokio::spawn(drive(
             job.clone(),
             start.detached,
@@ -448,7 +454,6 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
         stdout: info_before.stdout_bytes,
         stderr: info_before.stderr_bytes,
     };
-    *lock(&job.cursor) = to;
     let paths = (job.stdout_path.clone(), job.stderr_path.clone());
     let windowed = tokio::task::spawn_blocking(move || {
         let stdout = window_part("stdout", &paths.0, from.stdout, to.stdout, budget);
@@ -457,6 +462,8 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
         (stdout.finish(out_share), stderr.finish(err_share))
     })
     .await;
+    // Moved only now: a read dropped while it windows leaves the output unread.
+    *lock(&job.cursor) = to;
     let (stdout, stderr) = windowed.unwrap_or_else(|err| {
         let failed = StreamOutput {
             text: format!("[cannot read the job's output: {err}]"),

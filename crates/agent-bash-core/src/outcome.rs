@@ -51,14 +51,13 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// True if and only if the command succeeded: exit 0, no signal, no timeout, not cancelled.
-    /// A command that went on as a background job before it exited counts as a success
-    /// (nothing failed yet); one whose shell exited is judged by its exit code.
+    /// True if and only if the command succeeded: exit 0, no signal, no timeout, not
+    /// cancelled. A command started as a background job has not failed (yet): it counts as
+    /// a success until its shell has a status; one handed over at its timeout does not.
     pub fn success(&self) -> bool {
-        if self.job_id.is_some() && self.exit_code.is_none() && self.signal.is_none() {
-            return !self.cancelled;
-        }
-        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+        let started_as_job =
+            self.job_id.is_some() && self.exit_code.is_none() && self.signal.is_none();
+        (self.exit_code == Some(0) || started_as_job) && !self.timed_out && !self.cancelled
     }
 
     /// The exit status as a process would report it: the code, or 128 + the signal number.

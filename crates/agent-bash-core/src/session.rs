@@ -10,14 +10,14 @@ use tokio_util::sync::CancellationToken;
 
 use std::time::Duration;
 
-use crate::collect::{self, Detached, Limits, Progress};
+use crate::collect::{self, Limits, Progress};
 use crate::config::{Config, KIB, OnTimeout};
 use crate::error::Error;
 use crate::jobs::{self, JobList, JobOutput, Jobs};
 use crate::outcome::{self, Outcome};
 use crate::output::Capture;
 use crate::output::spill::SpillDir;
-use crate::request::{self, Call, Request};
+use crate::request::{self, Request};
 use crate::spawn::{self, GroupGuard, Plan};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
@@ -274,22 +274,24 @@ impl Session {
             )
             .await
         };
-        // A long command's script must outlive a job that still runs it.
         let detached = captured.detached.take();
         let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
-        let shell_running = detached.as_ref().is_some_and(|d| d.child.is_some());
-        let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
-        match detached {
-            Some(detached) => {
-                if let Some(script) = script.take() {
-                    std::mem::forget(script);
-                }
-                self.start_job(&call, detached, guard, &mut outcome);
+        let Some(detached) = detached else {
+            let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, false);
+            if outcome.timed_out && self.config.on_timeout == OnTimeout::Background {
+                outcome.notes.push(match self.config.max_jobs {
+                    0 => "this session keeps no background jobs, so the command was stopped".into(),
+                    max => format!(
+                        "{max} background jobs are running, the most allowed, so the command was stopped instead of going on as a job"
+                    ),
+                });
             }
-            None if !outcome.left_running.is_empty() => {
+            if outcome.left_running.is_empty() {
+                drop(guard);
+            } else {
                 if self.config.max_jobs > 0 {
                     outcome.notes.push(format!(
-                        "the job limit ({}) is reached, so these processes are not a job",
+                        "{} background jobs are running, the most allowed, so these processes are not a job",
                         self.config.max_jobs
                     ));
                 }
@@ -298,7 +300,53 @@ impl Session {
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .push(guard);
             }
-            None => drop(guard),
+            drop(script);
+            outcome.notes.extend(self.jobs.take_notices());
+            return Ok(Finished {
+                outcome,
+                raw_signal,
+            });
+        };
+        // The command goes on as a job: its captures go on writing into the job's files,
+        // and the call shows a frozen copy of what they held.
+        let job_id = self.jobs.reserve_id();
+        let (stdout_view, stdout_file) = captured.stdout.hand_over(&format!("job-{job_id}-stdout"));
+        let (stderr_view, stderr_file) = captured.stderr.hand_over(&format!("job-{job_id}-stderr"));
+        let stdout = std::mem::replace(&mut captured.stdout, stdout_view);
+        let stderr = std::mem::replace(&mut captured.stderr, stderr_view);
+        let shell_running = detached.child.is_some();
+        let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
+        match (stdout_file, stderr_file) {
+            (Ok(stdout_path), Ok(stderr_path)) => {
+                // A long command's script must outlive the job that still runs it; it goes
+                // with the session's output directory.
+                if let Some(script) = script.take() {
+                    std::mem::forget(script);
+                }
+                let info = self.jobs.start(
+                    job_id,
+                    jobs::Start {
+                        command: &call.command,
+                        cwd: &call.cwd,
+                        detached,
+                        guard,
+                        stdout,
+                        stdout_path,
+                        stderr,
+                        stderr_path,
+                        kill_grace: self.config.kill_grace,
+                    },
+                );
+                outcome.job_id = Some(job_id);
+                outcome.job = Some(info);
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                // Without its files a job would run unseen: stop it instead.
+                drop(guard);
+                outcome.notes.push(format!(
+                    "the command could not go on as a background job ({error}), so it was killed"
+                ));
+            }
         }
         drop(script);
         outcome.notes.extend(self.jobs.take_notices());
@@ -306,48 +354,6 @@ impl Session {
             outcome,
             raw_signal,
         })
-    }
-
-    /// Turns a detached command into a job, and says so in `outcome`.
-    fn start_job(&self, call: &Call, detached: Detached, guard: GroupGuard, outcome: &mut Outcome) {
-        let id = self.jobs.next_id();
-        let file = |name: &'static str| {
-            Capture::for_job(
-                name,
-                self.config.budget,
-                self.spill_dir.clone(),
-                format!("job-{id}-{name}"),
-                self.config.spill_cap_bytes,
-            )
-        };
-        let ((stdout, stdout_path), (stderr, stderr_path)) = (file("stdout"), file("stderr"));
-        let (stdout_path, stderr_path) = match (stdout_path, stderr_path) {
-            (Ok(out), Ok(err)) => (out, err),
-            (Err(error), _) | (_, Err(error)) => {
-                // Without its files a job would run unseen: stop it instead.
-                drop(guard);
-                outcome.notes.push(format!(
-                    "the command could not become a background job ({error}); it was killed"
-                ));
-                return;
-            }
-        };
-        let info = self.jobs.start(
-            id,
-            jobs::Start {
-                command: &call.command,
-                cwd: &call.cwd,
-                detached,
-                guard,
-                stdout,
-                stdout_path,
-                stderr,
-                stderr_path,
-                kill_grace: self.config.kill_grace,
-            },
-        );
-        outcome.job_id = Some(id);
-        outcome.job = Some(info);
     }
 }
 

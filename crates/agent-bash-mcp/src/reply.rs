@@ -1,7 +1,7 @@
 //! What a `tools/call` answers: the model's text, the structured outcome, and an image block
 //! when the command printed an image.
 
-use agent_bash_core::{Outcome, render};
+use agent_bash_core::{Error, JobList, JobOutput, Outcome, render};
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
 
@@ -21,6 +21,28 @@ pub async fn outcome(outcome: &Outcome) -> CallToolResult {
         CallToolResult::error(content)
     };
     result.structured_content = serde_json::to_value(outcome).ok();
+    result
+}
+
+/// The answer to `bash_output` or `bash_kill`: the job's new output and status. Reading
+/// a job that failed is not an error of the read; `isError` is for reads that could not
+/// be done (an unknown job, a bad pattern).
+pub fn job_output(read: Result<JobOutput, Error>) -> CallToolResult {
+    match read {
+        Ok(output) => {
+            let mut result =
+                CallToolResult::success(vec![ContentBlock::text(render::job_output(&output))]);
+            result.structured_content = serde_json::to_value(&output).ok();
+            result
+        }
+        Err(err) => refusal(&err.to_string()),
+    }
+}
+
+/// The answer to `bash_jobs`.
+pub fn job_list(list: &JobList) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(render::job_list(list))]);
+    result.structured_content = serde_json::to_value(list).ok();
     result
 }
 

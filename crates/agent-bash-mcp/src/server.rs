@@ -113,15 +113,58 @@ impl Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        if request.name != tools::BASH {
-            let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
-            return reply::refusal(&format!(
-                "no tool named `{}`; this server has {}",
-                request.name,
-                known.join(", ")
-            ));
+        let arguments = request.arguments.as_ref();
+        match request.name.as_ref() {
+            tools::BASH => self.bash(request.arguments.as_ref(), context).await,
+            tools::OUTPUT => match args::output(arguments) {
+                Ok(call) => {
+                    tracing::debug!(?call, "bash_output");
+                    let read = self.session.job_output(
+                        call.job_id,
+                        call.wait_secs,
+                        call.pattern.as_deref(),
+                    );
+                    // A read that waits gives way to the client's cancellation and to
+                    // the server's end; nothing is consumed until it returns.
+                    tokio::select! {
+                        read = read => reply::job_output(read),
+                        () = context.ct.cancelled() => reply::refusal("cancelled"),
+                        () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
+                    }
+                }
+                Err(message) => reply::refusal(&message),
+            },
+            tools::KILL => match args::kill(arguments) {
+                Ok(call) => {
+                    tracing::debug!(?call, "bash_kill");
+                    reply::job_output(
+                        self.session
+                            .kill_job(call.job_id, call.signal.as_deref())
+                            .await,
+                    )
+                }
+                Err(message) => reply::refusal(&message),
+            },
+            tools::JOBS => match args::jobs(arguments) {
+                Ok(()) => reply::job_list(&self.session.jobs()),
+                Err(message) => reply::refusal(&message),
+            },
+            name => {
+                let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
+                reply::refusal(&format!(
+                    "no tool named `{name}`; this server has {}",
+                    known.join(", ")
+                ))
+            }
         }
-        let call = match args::bash(request.arguments.as_ref()) {
+    }
+
+    async fn bash(
+        &self,
+        arguments: Option<&rmcp::model::JsonObject>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let call = match args::bash(arguments) {
             Ok(call) => call,
             Err(message) => return reply::refusal(&message),
         };

@@ -10,6 +10,7 @@ pub mod sanitize;
 pub mod spill;
 pub mod window;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -105,19 +106,56 @@ impl Capture {
         }
     }
 
-    /// A capture for a background job: its file `<dir>/<file_stem>.log` is created now and
-    /// gets the sanitized stream as it comes (raw bytes, if binary). Returns the capture and
-    /// the file's path, or why the file cannot be created.
-    pub fn for_job(
-        name: &'static str,
-        budget: Budget,
-        dir: Arc<SpillDir>,
-        file_stem: String,
-        spill_cap: u64,
-    ) -> (Capture, Result<PathBuf, String>) {
-        let mut capture = Capture::new(name, budget, dir, file_stem, spill_cap);
-        let path = capture.lines.spill.open_now();
-        (capture, path)
+    /// Splits off what was captured so far, for a call whose command goes on as a
+    /// background job. `self` goes on capturing into its file `<dir>/<file_stem>.log`
+    /// (`.bin` if binary), created now with everything the stream gave so far and written
+    /// through from now on, so the job's file is the whole stream. The returned capture is
+    /// a frozen copy of the view so far (the line still being assembled included), naming
+    /// that file as the full output; it is what the call's result shows.
+    pub fn hand_over(&mut self, file_stem: &str) -> (Capture, Result<PathBuf, String>) {
+        // A job's first line must not wait for a thousand more bytes.
+        self.decide();
+        let extension = match self.kind {
+            Kind::Binary(_) => "bin",
+            Kind::Sniffing(_) | Kind::Text => "log",
+        };
+        self.lines.spill.move_to(format!("{file_stem}.{extension}"));
+        let path = self.lines.spill.open_now();
+        self.lines.spill.flush();
+        let mut window = self.lines.window.clone();
+        let lines = &self.lines;
+        if let Some((shown, bytes, clipped)) = pending_line(
+            &lines.line,
+            lines.overflow.as_ref(),
+            lines.clip_chars,
+            false,
+        ) {
+            window.push(&shown, bytes, clipped);
+        }
+        let spill = match &path {
+            Ok(path) => Spill::external(path.clone()),
+            Err(error) => Spill::failed(error.clone()),
+        };
+        let frozen = Capture {
+            kind: match self.kind {
+                Kind::Binary(kind) => Kind::Binary(kind),
+                Kind::Sniffing(_) | Kind::Text => Kind::Text,
+            },
+            sanitizer: Sanitizer::new(),
+            lines: Lines {
+                line: String::new(),
+                cr_pending: false,
+                overflow: None,
+                clip_chars: self.lines.clip_chars,
+                hold_bytes: self.lines.hold_bytes,
+                newlines: Vec::new(),
+                window,
+                spill,
+            },
+            raw_bytes: self.raw_bytes,
+            name: self.name,
+        };
+        (frozen, path)
     }
 
     /// A capture that windows output already kept in the file `path` (a part of a job's
@@ -323,21 +361,12 @@ struct Lines {
 impl Lines {
     /// Ends the current line; `newline` says whether a `\n` ended it.
     fn end_line(&mut self, newline: bool) {
-        let newline_bytes = u64::from(newline);
-        match self.overflow.take() {
-            Some(overflow) => {
-                let chars = overflow.chars + self.line.chars().count();
-                let mut shown = overflow.shown;
-                shown.push_str(&clip_marker(chars.saturating_sub(self.clip_chars)));
-                let bytes = overflow.bytes + self.line.len() as u64 + newline_bytes;
-                self.window.push(&shown, bytes, true);
-            }
-            None => {
-                let (shown, clipped) = shown_line(&self.line, self.clip_chars);
-                self.window
-                    .push(&shown, self.line.len() as u64 + newline_bytes, clipped);
-            }
+        if let Some((shown, bytes, clipped)) =
+            pending_line(&self.line, self.overflow.as_ref(), self.clip_chars, newline)
+        {
+            self.window.push(&shown, bytes, clipped);
         }
+        self.overflow = None;
         if newline {
             self.line.push('\n');
         }
@@ -469,8 +498,33 @@ impl TextSink for Lines {
     }
 }
 
+/// The line being assembled as the window takes it: shown text, original bytes (with the
+/// newline if `newline`), clipped. `None` if there is no line.
+fn pending_line<'a>(
+    line: &'a str,
+    overflow: Option<&Overflow>,
+    clip_chars: usize,
+    newline: bool,
+) -> Option<(Cow<'a, str>, u64, bool)> {
+    let newline_bytes = u64::from(newline);
+    match overflow {
+        Some(overflow) => {
+            let chars = overflow.chars + line.chars().count();
+            let mut shown = overflow.shown.clone();
+            shown.push_str(&clip_marker(chars.saturating_sub(clip_chars)));
+            let bytes = overflow.bytes + line.len() as u64 + newline_bytes;
+            Some((shown.into(), bytes, true))
+        }
+        None if line.is_empty() && !newline => None,
+        None => {
+            let (shown, clipped) = shown_line(line, clip_chars);
+            Some((shown, line.len() as u64 + newline_bytes, clipped))
+        }
+    }
+}
+
 /// A complete line as the model sees it, and whether it was clipped.
-fn shown_line(line: &str, clip_chars: usize) -> (std::borrow::Cow<'_, str>, bool) {
+fn shown_line(line: &str, clip_chars: usize) -> (Cow<'_, str>, bool) {
     // A line of at most `clip_chars` bytes has at most that many chars.
     if line.len() <= clip_chars {
         return (line.into(), false);
@@ -682,6 +736,85 @@ mod tests {
             // Never over budget, for the whole call.
             prop_assert!(shown_bytes <= budget.bytes, "{} bytes shown, budget {}", shown_bytes, budget.bytes);
             prop_assert!(shown_count <= budget.lines, "{} lines shown, budget {}", shown_count, budget.lines);
+        }
+    }
+
+    /// Feeds `input` in `chunks`, hands the capture over to a job after `split` bytes,
+    /// feeds the rest; returns the frozen view and the job's whole file.
+    fn hand_over_at(
+        budget: Budget,
+        input: &[u8],
+        split: usize,
+        chunks: &[usize],
+        spill_dir: &Arc<SpillDir>,
+        stem: &str,
+    ) -> Result<(StreamOutput, Vec<u8>), TestCaseError> {
+        let mut capture = Capture::new(
+            "stdout",
+            budget,
+            spill_dir.clone(),
+            format!("{stem}-call"),
+            u64::MAX,
+        );
+        let mut sizes = chunks.iter().cycle();
+        let mut feed = |capture: &mut Capture, part: &[u8]| {
+            let mut at = 0;
+            while at < part.len() {
+                let size = sizes.next().copied().unwrap_or(part.len()).max(1);
+                let end = (at + size).min(part.len());
+                capture.feed(&part[at..end]);
+                at = end;
+            }
+        };
+        let split = split.min(input.len());
+        feed(&mut capture, &input[..split]);
+        let (mut frozen, path) = capture.hand_over(stem);
+        let path = path.map_err(TestCaseError::fail)?;
+        feed(&mut capture, &input[split..]);
+        let result = capture.into_file();
+        prop_assert_eq!(result.path.as_ref(), Some(&path));
+        frozen.close();
+        let share = frozen.demand().unwrap_or(Share {
+            bytes: budget.bytes,
+            lines: budget.lines,
+        });
+        let view = frozen.finish(share);
+        let file = std::fs::read(&path).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        Ok((view, file))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// A command handed over to a job mid-stream (at its timeout, say) loses nothing:
+        /// the job's file is the same whole stream whenever the hand-over came, and the
+        /// call's frozen view keeps its invariants and names that file.
+        #[test]
+        fn handing_over_keeps_the_whole_stream_in_one_file(
+            budget in budget(),
+            input in stream(),
+            split in 0usize..20_000,
+            chunks in proptest::collection::vec(1usize..5000, 1..8),
+        ) {
+            let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let spill_dir = SpillDir::new(dir.path().to_path_buf());
+            // A job decides text or binary on what it has at the hand-over (it cannot wait
+            // for a full sample): compare streams for which that decision is the same.
+            let sample = |end: usize| binary::sniff(&input[..end.min(input.len()).min(binary::SNIFF_BYTES)]);
+            prop_assume!(sample(split) == sample(input.len()));
+            let (_, reference) = hand_over_at(budget, &input, input.len(), &[usize::MAX], &spill_dir, "whole")?;
+            let (view, file) = hand_over_at(budget, &input, split, &chunks, &spill_dir, "split")?;
+            prop_assert_eq!(String::from_utf8_lossy(&file), String::from_utf8_lossy(&reference));
+            let stats = &view.stats;
+            let file_name = if stats.binary.is_some() { "split.bin" } else { "split.log" };
+            let names_the_file = stats.full_output_path.as_ref().is_some_and(|p| p.ends_with(file_name));
+            prop_assert!(names_the_file, "{:?}", stats.full_output_path);
+            if stats.binary.is_none() {
+                let shown = shown_lines(&view.text);
+                let shown = if view.text.is_empty() && stats.total_lines > 0 { 1 } else { shown.len() as u64 };
+                prop_assert_eq!(shown + stats.omitted_lines, stats.total_lines);
+                prop_assert!(view.text.len() <= budget.bytes + 300, "{} bytes", view.text.len());
+            }
         }
     }
 

@@ -111,6 +111,13 @@ impl Spill {
         spill
     }
 
+    /// A spill that could not be kept: writes nothing, reports `error`.
+    pub fn failed(error: String) -> Spill {
+        let mut spill = Spill::new(SpillDir::new(PathBuf::new()), String::new(), 0, 0);
+        spill.error = Some(error);
+        spill
+    }
+
     /// Creates the file now (even if nothing is written yet) and writes through from now
     /// on. Returns its path, or why it cannot be created.
     pub fn open_now(&mut self) -> Result<PathBuf, String> {
@@ -146,6 +153,21 @@ impl Spill {
     pub fn rename(&mut self, file_name: String) {
         if self.file.is_none() {
             self.file_name = file_name;
+        }
+    }
+
+    /// Changes the file name, moving the file on disk if it is open already (writes go
+    /// on through the open descriptor). If the move fails, the file keeps its name.
+    pub fn move_to(&mut self, file_name: String) {
+        match &mut self.file {
+            None => self.file_name = file_name,
+            Some((path, _)) => {
+                let new_path = path.with_file_name(&file_name);
+                if std::fs::rename(&*path, &new_path).is_ok() {
+                    *path = new_path;
+                    self.file_name = file_name;
+                }
+            }
         }
     }
 

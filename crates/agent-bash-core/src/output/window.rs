@@ -31,7 +31,7 @@ impl LineMeta {
 }
 
 /// Head and rolling tail of one stream.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Window {
     budget: Budget,
     head_text: String,
