@@ -4,6 +4,7 @@
 //! (`support::DEADLINE`), so a regression that hangs fails instead of stalling CI.
 
 mod errors;
+mod jobs;
 mod library;
 mod output;
 mod processes;

@@ -82,6 +82,12 @@ fn timeout_result_says_so_in_text() {
         run.stdout
     );
     assert!(run.stdout.contains("hint: "), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("note: the one-shot CLI keeps no background jobs, so the command was stopped at its timeout"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(
         run.code,
         Some(128 + 15),

@@ -3,9 +3,13 @@
 import os
 import pathlib
 import time
+import tempfile
 import uuid
+from contextlib import asynccontextmanager
 
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("AGENT_BASH_BIN", str(ROOT / "target" / "debug" / "agent-bash"))
@@ -47,3 +51,18 @@ def eventually(condition, limit=5.0):
             return True
         time.sleep(0.02)
     return condition()
+
+
+@asynccontextmanager
+async def server(root=None, extra_args=()):
+    """An MCP client session with `agent-bash mcp` over stdio."""
+    root = root or tempfile.mkdtemp(prefix="agent-bash-mcp-")
+    params = StdioServerParameters(command=BIN, args=["mcp", "--root", root, *extra_args])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def text_of(result):
+    return "\n".join(block.text for block in result.content if block.type == "text")

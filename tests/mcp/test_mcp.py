@@ -6,30 +6,13 @@ import os
 import signal
 import subprocess
 import tempfile
-from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
-from conftest import BIN, FX, alive_with, eventually
+from conftest import BIN, FX, alive_with, eventually, server, text_of
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def server(root=None, extra_args=()):
-    root = root or tempfile.mkdtemp(prefix="agent-bash-mcp-")
-    params = StdioServerParameters(command=BIN, args=["mcp", "--root", root, *extra_args])
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
-
-
-def text_of(result):
-    return "\n".join(block.text for block in result.content if block.type == "text")
 
 
 async def test_lists_the_bash_tool_with_its_schemas():
@@ -57,8 +40,8 @@ async def test_output_exit_status_and_structured_content():
         assert result.structured_content["exit_code"] == 3
 
 
-async def test_timeout_stops_the_tree(marker):
-    async with server() as session:
+async def test_timeout_stops_the_tree_with_on_timeout_kill(marker):
+    async with server(extra_args=("--on-timeout", "kill")) as session:
         result = await session.call_tool("bash", {"command": f"echo begun; sleep {marker}", "timeout_secs": 1})
         assert result.is_error is True
         assert result.structured_content["timed_out"] is True

@@ -29,8 +29,12 @@ use crate::exit;
 use crate::output::{Capture, StreamOutput, StreamStats, window};
 use crate::spawn::GroupGuard;
 
-/// How often a job whose pipes are closed (or that is being stopped) checks its group.
-const JOB_POLL: Duration = Duration::from_millis(100);
+/// How often a job whose pipes are closed checks whether its group is empty (a look
+/// through /proc, about a millisecond: a daemon's job should not cost a core).
+const IDLE_POLL: Duration = Duration::from_millis(500);
+
+/// How often a job being stopped checks its group.
+const KILL_POLL: Duration = Duration::from_millis(20);
 
 /// How many "job N ended" lines one result carries at most.
 const MAX_NOTICES: usize = 5;
@@ -295,7 +299,7 @@ impl Jobs {
                 if matched {
                     break;
                 }
-            } else if lengths.stdout > cursor.stdout || lengths.stderr > cursor.stderr {
+            } else if has_new_line(&job, cursor, lengths, ended) {
                 break;
             }
             if ended {
@@ -450,20 +454,28 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
     // Status first: once it says ended, the files are complete.
     let info_before = info(job);
     let from = *lock(&job.cursor);
-    let to = Cursor {
+    let running = info_before.status == JobStatus::Running;
+    let lengths = Cursor {
         stdout: info_before.stdout_bytes,
         stderr: info_before.stderr_bytes,
     };
     let paths = (job.stdout_path.clone(), job.stderr_path.clone());
     let windowed = tokio::task::spawn_blocking(move || {
+        let to = Cursor {
+            stdout: line_end(&paths.0, from.stdout, lengths.stdout, running),
+            stderr: line_end(&paths.1, from.stderr, lengths.stderr, running),
+        };
         let stdout = window_part("stdout", &paths.0, from.stdout, to.stdout, budget);
         let stderr = window_part("stderr", &paths.1, from.stderr, to.stderr, budget);
         let (out_share, err_share) = window::allocate(&budget, stdout.demand(), stderr.demand());
-        (stdout.finish(out_share), stderr.finish(err_share))
+        (to, stdout.finish(out_share), stderr.finish(err_share))
     })
     .await;
-    // Moved only now: a read dropped while it windows leaves the output unread.
-    *lock(&job.cursor) = to;
+    let windowed = windowed.map(|(to, stdout, stderr)| {
+        // Moved only now: a read dropped while it windows leaves the output unread.
+        *lock(&job.cursor) = to;
+        (stdout, stderr)
+    });
     let (stdout, stderr) = windowed.unwrap_or_else(|err| {
         let failed = StreamOutput {
             text: format!("[cannot read the job's output: {err}]"),
@@ -481,6 +493,38 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
         pattern_matched: None,
         waited_ms: 0,
         notes: Vec::new(),
+    }
+}
+
+/// True if and only if a read would show something new: a complete line past `cursor`
+/// (or anything, once the job has ended).
+fn has_new_line(job: &Job, cursor: Cursor, lengths: Cursor, ended: bool) -> bool {
+    line_end(&job.stdout_path, cursor.stdout, lengths.stdout, !ended) > cursor.stdout
+        || line_end(&job.stderr_path, cursor.stderr, lengths.stderr, !ended) > cursor.stderr
+}
+
+/// Where a read of a running job's file `from..to` should stop: after the last complete
+/// line, since a line still being written (or a write still being copied in: the file
+/// grows a page at a time) belongs to the next read. A part with no line end is read
+/// whole once it is longer than a line the model could be shown anyway.
+fn line_end(path: &Path, from: u64, to: u64, running: bool) -> u64 {
+    const LOOK_BACK: u64 = 64 * 1024;
+    if !running || to <= from {
+        return to;
+    }
+    let start = to.saturating_sub(LOOK_BACK).max(from);
+    let mut tail = Vec::new();
+    let read = File::open(path).and_then(|mut file| {
+        file.seek(SeekFrom::Start(start))?;
+        file.take(to - start).read_to_end(&mut tail)
+    });
+    if read.is_err() {
+        return to;
+    }
+    match memchr::memrchr(b'\n', &tail) {
+        Some(newline) => start + newline as u64 + 1,
+        None if to - from >= LOOK_BACK => to,
+        None => from,
     }
 }
 
@@ -587,7 +631,7 @@ async fn drive(
     let mut err_buf = Vec::with_capacity(READ_CHUNK_BYTES);
     let mut status: Option<ExitStatus> = None;
     let mut kill_at: Option<Instant> = None;
-    let mut poll = tokio::time::interval(JOB_POLL);
+    let mut poll = tokio::time::interval(IDLE_POLL);
     let bump = |job: &Job| job.state.send_modify(|state| state.version += 1);
     loop {
         let pipes_closed = out_pipe.is_none() && err_pipe.is_none();
@@ -617,6 +661,7 @@ async fn drive(
             () = job.kill.cancelled(), if kill_at.is_none() => {
                 lock(&job.guard).signal(*lock(&job.kill_signal));
                 kill_at = Some(Instant::now() + grace);
+                poll = tokio::time::interval(KILL_POLL);
             },
             _ = poll.tick(), if pipes_closed || kill_at.is_some() => {
                 let alive = lock(&job.guard).alive();

@@ -1,0 +1,475 @@
+//! Background jobs through the library: started on request, handed over at a timeout, or
+//! made of what a command left running; read, waited for, killed, and gone with the session.
+
+use std::time::{Duration, Instant};
+
+use agent_bash_core::jobs::JobStatus;
+use agent_bash_core::{Config, Error, OnTimeout, Request, Session};
+
+use crate::support::{alive_with, eventually, fx, marker, quoted_apart};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| panic!("runtime: {err}"))
+}
+
+fn session_with(config: Config) -> Session {
+    Session::new(std::env::temp_dir(), config).unwrap_or_else(|err| panic!("session: {err}"))
+}
+
+fn session() -> Session {
+    session_with(Config::default())
+}
+
+async fn run(session: &Session, request: Request) -> agent_bash_core::Outcome {
+    session
+        .run(request)
+        .await
+        .unwrap_or_else(|err| panic!("{err}"))
+}
+
+/// Reads job `id` until it has ended; returns the last read.
+async fn read_until_ended(session: &Session, id: u64) -> agent_bash_core::JobOutput {
+    loop {
+        let read = session
+            .job_output(id, 30, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        if read.job.status != JobStatus::Running {
+            return read;
+        }
+    }
+}
+
+#[test]
+fn a_background_job_returns_at_once_is_read_with_a_pattern_and_killed_with_its_tree() {
+    let mark = marker("bg");
+    runtime().block_on(async {
+        let session = session();
+        let begun = Instant::now();
+        let command = format!(
+            "echo booting; sleep 0.3; echo 'Listening on 8080'; {} sleep 600 {}",
+            fx(),
+            quoted_apart(&mark)
+        );
+        let started = run(&session, Request::new(command).background()).await;
+        assert!(begun.elapsed() < Duration::from_secs(2), "returned at once");
+        let id = started
+            .job_id
+            .unwrap_or_else(|| panic!("no job: {started:?}"));
+        assert!(started.success(), "a started job is not a failure");
+        assert_eq!(started.exit_code, None);
+        let job = started.job.clone().unwrap_or_else(|| panic!("no job info"));
+        assert_eq!(job.status, JobStatus::Running);
+        assert!(job.pid.is_some());
+        let text = agent_bash_core::render::text(&started);
+        assert!(
+            text.contains(&format!("started as background job {id}")),
+            "{text}"
+        );
+
+        let read = session
+            .job_output(id, 30, Some("Listening on \\d+"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(read.pattern_matched, Some(true), "{read:?}");
+        assert_eq!(read.stdout, "booting\nListening on 8080");
+        assert_eq!(read.job.status, JobStatus::Running);
+        assert!(
+            eventually(Duration::from_secs(10), || !alive_with(&mark).is_empty()),
+            "the job's last process never started"
+        );
+
+        // Nothing new since the last read.
+        let again = session
+            .job_output(id, 0, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(again.stdout, "");
+
+        let killed = session
+            .kill_job(id, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(killed.job.status, JobStatus::Killed, "{killed:?}");
+        assert_eq!(killed.job.signal.as_deref(), Some("SIGTERM"));
+        // The kill returns once the tree is gone: no waiting here.
+        assert_eq!(
+            alive_with(&mark),
+            Vec::<i32>::new(),
+            "survivors of the kill"
+        );
+
+        // Killing it again answers with its final status.
+        let again = session
+            .kill_job(id, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(again.job.status, JobStatus::Killed);
+        assert!(again.notes.iter().any(|n| n.contains("already ended")));
+    });
+}
+
+#[test]
+fn a_tree_that_ignores_sigterm_is_killed_after_the_grace() {
+    let mark = marker("bg-ignore-term");
+    runtime().block_on(async {
+        let session = session();
+        let started = run(
+            &session,
+            Request::new(format!("{} ignore-term {}", fx(), quoted_apart(&mark))).background(),
+        )
+        .await;
+        let id = started.job_id.unwrap_or_default();
+        let read = session
+            .job_output(id, 30, Some("ignoring SIGTERM"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(read.pattern_matched, Some(true));
+        assert!(
+            eventually(Duration::from_secs(10), || alive_with(&mark).len() == 2),
+            "the child never started: {:?}",
+            alive_with(&mark)
+        );
+        let killed = session
+            .kill_job(id, Some("TERM"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(killed.job.status, JobStatus::Killed);
+        assert_eq!(killed.job.signal.as_deref(), Some("SIGKILL"), "{killed:?}");
+        assert_eq!(alive_with(&mark), Vec::<i32>::new());
+    });
+}
+
+#[test]
+fn a_timeout_hands_the_command_over_and_its_file_holds_the_whole_output() {
+    runtime().block_on(async {
+        let session = session();
+        let command = "for i in 1 2 3 4; do echo line $i; echo err $i >&2; sleep 0.4; done; exit 7";
+        let outcome = run(&session, Request::new(command).timeout_secs(1)).await;
+        assert!(outcome.timed_out);
+        assert!(!outcome.success(), "a timeout is reported as one");
+        assert_eq!(outcome.exit_code, None);
+        let id = outcome
+            .job_id
+            .unwrap_or_else(|| panic!("not a job: {outcome:?}"));
+        assert!(outcome.stdout.starts_with("line 1"), "{outcome:?}");
+        let text = agent_bash_core::render::text(&outcome);
+        assert!(
+            text.contains(&format!(
+                "still running after the 1 s timeout: now background job {id}"
+            )),
+            "{text}"
+        );
+
+        let end = read_until_ended(&session, id).await;
+        assert_eq!(end.job.status, JobStatus::Exited, "{end:?}");
+        assert_eq!(end.job.exit_code, Some(7));
+        // One file per stream, from the command's first byte to its last.
+        let stdout = std::fs::read_to_string(&end.job.stdout_path).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&end.job.stderr_path).unwrap_or_default();
+        assert_eq!(stdout, "line 1\nline 2\nline 3\nline 4\n");
+        assert_eq!(stderr, "err 1\nerr 2\nerr 3\nerr 4\n");
+        assert_eq!(
+            outcome.stdout_stats.full_output_path.as_ref(),
+            Some(&end.job.stdout_path),
+            "the call's result names the job's file"
+        );
+    });
+}
+
+#[test]
+fn with_on_timeout_kill_a_timeout_stops_the_tree() {
+    let mark = marker("kill-on-timeout");
+    runtime().block_on(async {
+        let session = session_with(Config {
+            on_timeout: OnTimeout::Kill,
+            ..Config::default()
+        });
+        let outcome = run(
+            &session,
+            Request::new(format!(
+                "{} print-then-sleep 60 {}",
+                fx(),
+                quoted_apart(&mark)
+            ))
+            .timeout_secs(1),
+        )
+        .await;
+        assert!(outcome.timed_out);
+        assert_eq!(outcome.job_id, None);
+        assert!(outcome.signal.is_some());
+        assert_eq!(alive_with(&mark), Vec::<i32>::new());
+        assert!(session.jobs().jobs.is_empty());
+    });
+}
+
+#[test]
+fn processes_left_running_become_a_job_whose_later_output_is_kept() {
+    runtime().block_on(async {
+        let session = session();
+        let outcome = run(
+            &session,
+            Request::new("(sleep 2; echo late; exit 4) & echo early"),
+        )
+        .await;
+        assert_eq!(outcome.exit_code, Some(0));
+        assert!(outcome.success());
+        assert_eq!(outcome.stdout, "early");
+        assert!(!outcome.left_running.is_empty());
+        let id = outcome
+            .job_id
+            .unwrap_or_else(|| panic!("not a job: {outcome:?}"));
+        let text = agent_bash_core::render::text(&outcome);
+        assert!(
+            text.contains(&format!("their output goes on into background job {id}")),
+            "{text}"
+        );
+
+        let read = session
+            .job_output(id, 30, Some("late"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(read.stdout, "late");
+        let read = read_until_ended(&session, id).await;
+        assert_eq!(read.job.status, JobStatus::Ended, "{read:?}");
+        let file = std::fs::read_to_string(&read.job.stdout_path).unwrap_or_default();
+        assert_eq!(file, "early\nlate\n");
+    });
+}
+
+#[test]
+fn a_job_that_ended_is_announced_once_in_the_next_result() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(&session, Request::new("echo hi; exit 3").background()).await;
+        let id = started.job_id.unwrap_or_default();
+        assert!(
+            eventually(Duration::from_secs(10), || session.jobs().jobs[0].status
+                != JobStatus::Running),
+            "the job never ended"
+        );
+        let next = run(&session, Request::new("true")).await;
+        let expected = format!("[job {id} exited 3 after 0 s: `echo hi; exit 3`]");
+        assert!(next.notes.contains(&expected), "{:?}", next.notes);
+        assert!(agent_bash_core::render::text(&next).contains(&expected));
+        let after = run(&session, Request::new("true")).await;
+        assert!(after.notes.is_empty(), "announced once: {:?}", after.notes);
+        // Its output is still there to read.
+        let read = session
+            .job_output(id, 0, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!((read.stdout.as_str(), read.job.exit_code), ("hi", Some(3)));
+    });
+}
+
+#[test]
+fn a_flooding_job_is_read_within_the_budget_with_exact_counts() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(
+            &session,
+            Request::new(format!("{} flood 100000", fx())).background(),
+        )
+        .await;
+        let id = started.job_id.unwrap_or_default();
+        let mut read = session
+            .job_output(id, 30, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        let mut lines = 0;
+        let mut bytes = 0;
+        loop {
+            let stats = &read.stdout_stats;
+            assert!(
+                read.stdout.len() <= 50 * 1024 + 300,
+                "{} bytes",
+                read.stdout.len()
+            );
+            lines += stats.total_lines;
+            bytes += stats.total_bytes;
+            if stats.omitted_lines > 0 {
+                assert!(read.stdout.contains("lines ("), "{}", &read.stdout[..200]);
+                assert_eq!(stats.full_output_path.as_ref(), Some(&read.job.stdout_path));
+            }
+            if read.job.status != JobStatus::Running {
+                break;
+            }
+            read = session
+                .job_output(id, 30, None)
+                .await
+                .unwrap_or_else(|err| panic!("{err}"));
+        }
+        assert_eq!(read.job.exit_code, Some(0));
+        assert_eq!(lines, 100_000, "every line counted once across the reads");
+        assert_eq!(bytes, read.job.stdout_bytes);
+        assert!(
+            read.stdout.ends_with("line 100000 of the flood"),
+            "the last line is shown"
+        );
+    });
+}
+
+#[test]
+fn the_job_limit_refuses_new_jobs_and_a_timeout_then_kills() {
+    let mark = marker("limit");
+    runtime().block_on(async {
+        let session = session_with(Config {
+            max_jobs: 2,
+            ..Config::default()
+        });
+        for _ in 0..2 {
+            let started = run(
+                &session,
+                Request::new(format!("{} sleep 600 {}", fx(), quoted_apart(&mark))).background(),
+            )
+            .await;
+            assert!(started.job_id.is_some());
+        }
+        let refused = session
+            .run(Request::new("echo third").background())
+            .await
+            .err()
+            .map(|err| err.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains("2 background jobs are running"),
+            "{refused}"
+        );
+        let timed_out = run(
+            &session,
+            Request::new(format!(
+                "{} print-then-sleep 600 {}",
+                fx(),
+                quoted_apart(&format!("{mark}x"))
+            ))
+            .timeout_secs(1),
+        )
+        .await;
+        assert_eq!(timed_out.job_id, None);
+        assert!(
+            timed_out
+                .notes
+                .iter()
+                .any(|n| n.contains("the most allowed")),
+            "{:?}",
+            timed_out.notes
+        );
+        assert!(alive_with(&format!("{mark}x")).is_empty());
+        // A finished job frees its place.
+        let _ = session.kill_job(1, Some("KILL")).await;
+        let started = run(&session, Request::new("echo again").background()).await;
+        assert_eq!(started.job_id, Some(3));
+        drop(session);
+    });
+    assert!(eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()));
+}
+
+#[test]
+fn twenty_jobs_run_at_once_and_the_session_end_kills_them_all() {
+    let mark = marker("twenty");
+    runtime().block_on(async {
+        let session = std::sync::Arc::new(session_with(Config {
+            max_jobs: 20,
+            ..Config::default()
+        }));
+        let mut starts = Vec::new();
+        for n in 0..20 {
+            let session = session.clone();
+            let command = format!("echo job {n}; {} sleep 600 {}", fx(), quoted_apart(&mark));
+            starts.push(tokio::spawn(async move {
+                session.run(Request::new(command).background()).await
+            }));
+        }
+        let mut ids = Vec::new();
+        for start in starts {
+            let outcome = start
+                .await
+                .unwrap_or_else(|err| panic!("{err}"))
+                .unwrap_or_else(|err| panic!("{err}"));
+            ids.push(outcome.job_id.unwrap_or_default());
+        }
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            (1..=20).collect::<Vec<u64>>(),
+            "distinct ids, even when started concurrently"
+        );
+        assert!(
+            eventually(Duration::from_secs(20), || alive_with(&mark).len() == 20),
+            "{} of 20 running",
+            alive_with(&mark).len()
+        );
+        for id in 1..=20 {
+            let read = session
+                .job_output(id, 10, Some("^job "))
+                .await
+                .unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(read.pattern_matched, Some(true), "job {id}");
+        }
+        let list = session.jobs();
+        assert_eq!(list.jobs.len(), 20);
+        assert!(list.jobs.iter().all(|job| job.status == JobStatus::Running));
+        drop(session);
+    });
+    assert!(
+        eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()),
+        "left running after the session ended: {:?}",
+        alive_with(&mark)
+    );
+}
+
+#[test]
+fn bad_job_requests_are_clear_errors() {
+    runtime().block_on(async {
+        let session = session();
+        let err = |result: Result<agent_bash_core::JobOutput, Error>| {
+            result.err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        assert_eq!(
+            err(session.job_output(7, 0, None).await),
+            "no job 7 in this session; it has none"
+        );
+        let started = run(&session, Request::new("sleep 30").background()).await;
+        let id = started.job_id.unwrap_or_default();
+        assert!(err(session.job_output(9, 0, None).await).contains("its jobs are 1"));
+        assert!(err(session.job_output(id, 0, Some("(")).await).contains("is not a valid regex"));
+        assert!(err(session.job_output(id, 601, None).await).contains("between 0 and 600"));
+        assert!(err(session.kill_job(id, Some("BOGUS")).await).contains("unknown signal"));
+        assert!(err(session.kill_job(42, None).await).contains("no job 42"));
+        // None of that touched the job.
+        assert_eq!(session.jobs().jobs[0].status, JobStatus::Running);
+        let killed = session
+            .kill_job(id, Some("sigint"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(killed.job.signal.as_deref(), Some("SIGINT"));
+    });
+}
+
+#[test]
+fn a_job_in_a_session_without_jobs_is_refused() {
+    runtime().block_on(async {
+        let session = session_with(Config {
+            max_jobs: 0,
+            ..Config::default()
+        });
+        let err = session.run(Request::new("true").background()).await.err();
+        assert!(
+            err.map(|e| e.to_string())
+                .unwrap_or_default()
+                .contains("keeps no background jobs")
+        );
+        let outcome = run(&session, Request::new("sleep 5").timeout_secs(1)).await;
+        assert_eq!(outcome.job_id, None);
+        assert!(
+            outcome
+                .notes
+                .iter()
+                .any(|n| n.contains("keeps no background jobs"))
+        );
+    });
+}
