@@ -282,8 +282,12 @@ fn a_flooding_job_is_read_within_the_budget_with_exact_counts() {
             .unwrap_or_else(|err| panic!("{err}"));
         let mut lines = 0;
         let mut bytes = 0;
+        let mut last_shown = String::new();
         loop {
             let stats = &read.stdout_stats;
+            if !read.stdout.is_empty() {
+                last_shown.clone_from(&read.stdout);
+            }
             assert!(
                 read.stdout.len() <= 50 * 1024 + 300,
                 "{} bytes",
@@ -307,7 +311,7 @@ fn a_flooding_job_is_read_within_the_budget_with_exact_counts() {
         assert_eq!(lines, 100_000, "every line counted once across the reads");
         assert_eq!(bytes, read.job.stdout_bytes);
         assert!(
-            read.stdout.ends_with("line 100000 of the flood"),
+            last_shown.ends_with("line 100000 of the flood"),
             "the last line is shown"
         );
     });
@@ -472,4 +476,34 @@ fn a_job_in_a_session_without_jobs_is_refused() {
                 .any(|n| n.contains("keeps no background jobs"))
         );
     });
+}
+
+#[test]
+fn concurrent_starts_never_exceed_the_job_limit() {
+    let mark = marker("race");
+    runtime().block_on(async {
+        let session = std::sync::Arc::new(session_with(Config {
+            max_jobs: 3,
+            ..Config::default()
+        }));
+        let starts: Vec<_> = (0..12)
+            .map(|_| {
+                let session = session.clone();
+                let command = format!("{} sleep 600 {}", fx(), quoted_apart(&mark));
+                tokio::spawn(async move { session.run(Request::new(command).background()).await })
+            })
+            .collect();
+        let (mut started, mut refused) = (0, 0);
+        for start in starts {
+            match start.await.unwrap_or_else(|err| panic!("{err}")) {
+                Ok(outcome) if outcome.job_id.is_some() => started += 1,
+                Err(Error::JobLimit { .. }) => refused += 1,
+                other => panic!("unexpected: {other:?}"),
+            }
+        }
+        assert_eq!((started, refused), (3, 9));
+        assert_eq!(session.jobs().jobs.len(), 3);
+        drop(session);
+    });
+    assert!(eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()));
 }

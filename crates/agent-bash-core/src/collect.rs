@@ -287,3 +287,27 @@ fn begin_stop(guard: &GroupGuard, limits: Limits) -> Stop {
         kill_at: Instant::now() + limits.kill_grace,
     }
 }
+
+/// Takes back a command that was handed over (`Captured::detached`) but cannot become a
+/// job after all: a shell still running is killed with its group (SIGKILL; its status is
+/// awaited, bounded), and the streams are closed. Processes a finished shell left running
+/// stay in `left_running`, under the still-armed guard.
+pub async fn undetach(captured: &mut Captured, detached: Detached) {
+    if let Some(mut child) = detached.child {
+        captured.guard.signal(Signal::KILL);
+        let limit = Duration::from_secs(2);
+        if let Ok(Ok(status)) = tokio::time::timeout(limit, child.wait()).await {
+            captured.status = Some(status);
+        }
+        let give_up = Instant::now() + limit;
+        while captured.guard.alive() && Instant::now() < give_up {
+            captured.guard.signal(Signal::KILL);
+            tokio::time::sleep(GROUP_POLL).await;
+        }
+        if !captured.guard.alive() {
+            captured.guard.disarm();
+        }
+    }
+    captured.stdout.close();
+    captured.stderr.close();
+}

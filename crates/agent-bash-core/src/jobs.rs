@@ -12,7 +12,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -149,8 +149,29 @@ pub struct Jobs {
     table: Mutex<BTreeMap<u64, Arc<Job>>>,
     /// The last id handed out.
     last_id: AtomicU64,
+    /// Reservations not yet started or given back: they count against the limit.
+    starting: AtomicUsize,
     /// Jobs that ended and whose end no result has mentioned yet.
     unreported: Arc<Mutex<Vec<u64>>>,
+}
+
+/// A place for one job under the limit, and its id (`Jobs::reserve`).
+#[derive(Debug)]
+pub struct Reservation<'a> {
+    jobs: &'a Jobs,
+    id: u64,
+}
+
+impl Reservation<'_> {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.jobs.starting.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A new job's command, for `Jobs::start`: what is left of the call, and its captures
@@ -174,9 +195,25 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Jobs {
-    /// A new job id, never handed out before in this session (ids start at 1).
-    pub fn reserve_id(&self) -> u64 {
-        self.last_id.fetch_add(1, Ordering::Relaxed) + 1
+    /// A place for one more job, if fewer than `max` jobs are running or about to start.
+    /// Its id is new in this session (ids start at 1). Dropping the reservation unused
+    /// gives the place back.
+    pub fn reserve(&self, max: usize) -> Option<Reservation<'_>> {
+        // Under the table's lock, so that two calls cannot both take the last place.
+        let table = lock(&self.table);
+        let running = table
+            .values()
+            .filter(|job| job.state.borrow().ended.is_none())
+            .count();
+        if running + self.starting.load(Ordering::Relaxed) >= max {
+            return None;
+        }
+        self.starting.fetch_add(1, Ordering::Relaxed);
+        drop(table);
+        Some(Reservation {
+            jobs: self,
+            id: self.last_id.fetch_add(1, Ordering::Relaxed) + 1,
+        })
     }
 
     /// Jobs still running.
@@ -187,10 +224,11 @@ impl Jobs {
             .count()
     }
 
-    /// Makes `start` job `id` (from `reserve_id`), and starts its task. Reads of the job
+    /// Makes `start` the job `reservation` was for, and starts its task. Reads of the job
     /// begin at the end of what its files hold now (a call handed over at its timeout
     /// already showed that). Needs a tokio runtime.
-    pub fn start(&self, id: u64, mut start: Start<'_>) -> JobInfo {
+    pub fn start(&self, reservation: Reservation<'_>, mut start: Start<'_>) -> JobInfo {
+        let id = reservation.id;
         start.stdout.flush();
         start.stderr.flush();
         let pid = start.guard.leader();
@@ -220,7 +258,11 @@ impl Jobs {
             self.unreported.clone(),
         ));
         *lock(&job.task) = Some(task);
-        lock(&self.table).insert(id, job.clone());
+        let mut table = lock(&self.table);
+        table.insert(id, job.clone());
+        // The job now counts as running: the reservation's place is taken over.
+        drop(reservation);
+        drop(table);
         info(&job)
     }
 

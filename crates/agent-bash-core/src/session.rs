@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use std::time::Duration;
 
-use crate::collect::{self, Limits, Progress};
+use crate::collect::{self, DetachReason, Limits, Progress};
 use crate::config::{Config, KIB, OnTimeout};
 use crate::error::Error;
 use crate::jobs::{self, JobList, JobOutput, Jobs};
@@ -232,17 +232,21 @@ impl Session {
             cwd: call.cwd.clone(),
             env: self.env.clone(),
         };
-        let jobs_free = self.config.max_jobs.saturating_sub(self.jobs.running());
-        if call.background {
-            if self.config.max_jobs == 0 {
+        let max_jobs = self.config.max_jobs;
+        // A background start takes its place first: it is refused rather than started.
+        let reserved = if call.background {
+            if max_jobs == 0 {
                 return Err(Error::NoJobs);
             }
-            if jobs_free == 0 {
-                return Err(Error::JobLimit {
-                    running: self.jobs.running(),
-                });
-            }
-        }
+            let reservation = self
+                .jobs
+                .reserve(max_jobs)
+                .ok_or(Error::JobLimit { running: max_jobs })?;
+            Some(reservation)
+        } else {
+            None
+        };
+        let jobs_free = max_jobs.saturating_sub(self.jobs.running());
         let running = spawn::start(&plan)?;
         let budget = self.config.budget;
         let capture = |name: &'static str| {
@@ -274,81 +278,100 @@ impl Session {
             )
             .await
         };
-        let detached = captured.detached.take();
-        let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
-        let Some(detached) = detached else {
-            let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, false);
-            if outcome.timed_out && self.config.on_timeout == OnTimeout::Background {
-                outcome.notes.push(match self.config.max_jobs {
-                    0 => "this session keeps no background jobs, so the command was stopped".into(),
-                    max => format!(
-                        "{max} background jobs are running, the most allowed, so the command was stopped instead of going on as a job"
-                    ),
-                });
-            }
-            if outcome.left_running.is_empty() {
-                drop(guard);
-            } else {
-                if self.config.max_jobs > 0 {
-                    outcome.notes.push(format!(
-                        "{} background jobs are running, the most allowed, so these processes are not a job",
-                        self.config.max_jobs
-                    ));
+        let mut notes = Vec::new();
+        let mut job = None;
+        if let Some(detached) = captured.detached.take() {
+            // Other calls may have taken the last places since collect looked.
+            match reserved.or_else(|| self.jobs.reserve(max_jobs)) {
+                Some(reservation) => job = Some((reservation, detached)),
+                None => {
+                    let limit = format!("{max_jobs} background jobs are running, the most allowed");
+                    notes.push(match detached.reason {
+                        DetachReason::Leftover => {
+                            format!("{limit}, so these processes are not a job")
+                        }
+                        _ => format!(
+                            "{limit}, so the command was stopped instead of going on as a job"
+                        ),
+                    });
+                    collect::undetach(&mut captured, detached).await;
                 }
-                self.leftovers
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .push(guard);
             }
-            drop(script);
-            outcome.notes.extend(self.jobs.take_notices());
-            return Ok(Finished {
-                outcome,
-                raw_signal,
+        } else if captured.timed_out && self.config.on_timeout == OnTimeout::Background {
+            notes.push(match max_jobs {
+                0 => "this session keeps no background jobs, so the command was stopped".into(),
+                max => format!(
+                    "{max} background jobs are running, the most allowed, so the command was stopped instead of going on as a job"
+                ),
             });
-        };
-        // The command goes on as a job: its captures go on writing into the job's files,
-        // and the call shows a frozen copy of what they held.
-        let job_id = self.jobs.reserve_id();
-        let (stdout_view, stdout_file) = captured.stdout.hand_over(&format!("job-{job_id}-stdout"));
-        let (stderr_view, stderr_file) = captured.stderr.hand_over(&format!("job-{job_id}-stderr"));
-        let stdout = std::mem::replace(&mut captured.stdout, stdout_view);
-        let stderr = std::mem::replace(&mut captured.stderr, stderr_view);
-        let shell_running = detached.child.is_some();
-        let (mut outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
-        match (stdout_file, stderr_file) {
-            (Ok(stdout_path), Ok(stderr_path)) => {
-                // A long command's script must outlive the job that still runs it; it goes
-                // with the session's output directory.
-                if let Some(script) = script.take() {
-                    std::mem::forget(script);
+        } else if !captured.left_running.is_empty() && max_jobs > 0 {
+            notes.push(format!(
+                "{max_jobs} background jobs are running, the most allowed, so these processes are not a job"
+            ));
+        }
+        let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
+        let mut outcome;
+        let raw_signal;
+        match job {
+            None => {
+                (outcome, raw_signal) = outcome::assemble(&call, captured, &budget, false);
+                if outcome.left_running.is_empty() {
+                    drop(guard);
+                } else {
+                    self.leftovers
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .push(guard);
                 }
-                let info = self.jobs.start(
-                    job_id,
-                    jobs::Start {
-                        command: &call.command,
-                        cwd: &call.cwd,
-                        detached,
-                        guard,
-                        stdout,
-                        stdout_path,
-                        stderr,
-                        stderr_path,
-                        kill_grace: self.config.kill_grace,
-                    },
-                );
-                outcome.job_id = Some(job_id);
-                outcome.job = Some(info);
             }
-            (Err(error), _) | (_, Err(error)) => {
-                // Without its files a job would run unseen: stop it instead.
-                drop(guard);
-                outcome.notes.push(format!(
-                    "the command could not go on as a background job ({error}), so it was killed"
-                ));
+            Some((reservation, detached)) => {
+                // The command goes on as a job: its captures go on writing into the job's
+                // files, and the call shows a frozen copy of what they held.
+                let job_id = reservation.id();
+                let (stdout_view, stdout_file) =
+                    captured.stdout.hand_over(&format!("job-{job_id}-stdout"));
+                let (stderr_view, stderr_file) =
+                    captured.stderr.hand_over(&format!("job-{job_id}-stderr"));
+                let stdout = std::mem::replace(&mut captured.stdout, stdout_view);
+                let stderr = std::mem::replace(&mut captured.stderr, stderr_view);
+                let shell_running = detached.child.is_some();
+                (outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
+                match (stdout_file, stderr_file) {
+                    (Ok(stdout_path), Ok(stderr_path)) => {
+                        // A long command's script must outlive the job that still runs it;
+                        // it stays in the session's output directory.
+                        if let Some(script) = script.take() {
+                            std::mem::forget(script);
+                        }
+                        let info = self.jobs.start(
+                            reservation,
+                            jobs::Start {
+                                command: &call.command,
+                                cwd: &call.cwd,
+                                detached,
+                                guard,
+                                stdout,
+                                stdout_path,
+                                stderr,
+                                stderr_path,
+                                kill_grace: self.config.kill_grace,
+                            },
+                        );
+                        outcome.job_id = Some(job_id);
+                        outcome.job = Some(info);
+                    }
+                    (Err(error), _) | (_, Err(error)) => {
+                        // Without its files a job would run unseen: stop it instead.
+                        drop(guard);
+                        notes.push(format!(
+                            "the command could not go on as a background job ({error}), so it was killed"
+                        ));
+                    }
+                }
             }
         }
         drop(script);
+        outcome.notes.extend(notes);
         outcome.notes.extend(self.jobs.take_notices());
         Ok(Finished {
             outcome,
