@@ -29,9 +29,12 @@ use crate::exit;
 use crate::output::{Capture, StreamOutput, StreamStats, window};
 use crate::spawn::GroupGuard;
 
-/// How often a job whose pipes are closed checks whether its group is empty (a look
-/// through /proc, about a millisecond: a daemon's job should not cost a core).
-const IDLE_POLL: Duration = Duration::from_millis(500);
+/// How soon a job whose pipes are closed first checks whether its group is empty. Each
+/// check looks through /proc (a millisecond or two), so the wait doubles after each check,
+/// up to `IDLE_POLL_MAX`: a short-lived leftover is seen ending at once, and a long-lived
+/// daemon's job costs next to nothing.
+const IDLE_POLL_MIN: Duration = Duration::from_millis(50);
+const IDLE_POLL_MAX: Duration = Duration::from_secs(2);
 
 /// How often a job being stopped checks its group.
 const KILL_POLL: Duration = Duration::from_millis(20);
@@ -673,7 +676,8 @@ async fn drive(
     let mut err_buf = Vec::with_capacity(READ_CHUNK_BYTES);
     let mut status: Option<ExitStatus> = None;
     let mut kill_at: Option<Instant> = None;
-    let mut poll = tokio::time::interval(IDLE_POLL);
+    let mut poll_every = IDLE_POLL_MIN;
+    let mut next_poll = tokio::time::Instant::now() + poll_every;
     let bump = |job: &Job| job.state.send_modify(|state| state.version += 1);
     loop {
         let pipes_closed = out_pipe.is_none() && err_pipe.is_none();
@@ -703,9 +707,14 @@ async fn drive(
             () = job.kill.cancelled(), if kill_at.is_none() => {
                 lock(&job.guard).signal(*lock(&job.kill_signal));
                 kill_at = Some(Instant::now() + grace);
-                poll = tokio::time::interval(KILL_POLL);
+                poll_every = KILL_POLL;
+                next_poll = tokio::time::Instant::now();
             },
-            _ = poll.tick(), if pipes_closed || kill_at.is_some() => {
+            () = tokio::time::sleep_until(next_poll), if pipes_closed || kill_at.is_some() => {
+                if kill_at.is_none() {
+                    poll_every = (poll_every * 2).min(IDLE_POLL_MAX);
+                }
+                next_poll = tokio::time::Instant::now() + poll_every;
                 let alive = lock(&job.guard).alive();
                 if let Some(at) = kill_at {
                     if alive && Instant::now() >= at {

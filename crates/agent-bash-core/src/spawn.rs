@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 use rustix::process::{Pid, Signal};
@@ -79,7 +80,10 @@ pub fn start(plan: &Plan) -> Result<Running, Error> {
         source,
     })?;
     let pid = child.id().and_then(|id| Pid::from_raw(id as i32));
-    let guard = GroupGuard { leader: pid };
+    let guard = GroupGuard {
+        leader: pid,
+        seen_member: AtomicI32::new(0),
+    };
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(Error::Spawn {
             argv0: plan.program.clone(),
@@ -104,12 +108,17 @@ pub fn start(plan: &Plan) -> Result<Running, Error> {
 #[derive(Debug)]
 pub struct GroupGuard {
     leader: Option<Pid>,
+    /// A live member seen by the last `alive` (0: none), checked first next time.
+    seen_member: AtomicI32,
 }
 
 impl GroupGuard {
     /// A guard over nothing.
     pub fn none() -> GroupGuard {
-        GroupGuard { leader: None }
+        GroupGuard {
+            leader: None,
+            seen_member: AtomicI32::new(0),
+        }
     }
 
     /// The group's id (the shell's pid), if known.
@@ -137,7 +146,17 @@ impl GroupGuard {
         if rustix::process::test_kill_process_group(leader).is_err() {
             return false;
         }
-        !crate::procs::members(leader.as_raw_nonzero().get()).is_empty()
+        // The member found last time is most often still there (a server, a daemon): one
+        // read of its stat instead of a walk through /proc.
+        let leader = leader.as_raw_nonzero().get();
+        let seen = self.seen_member.load(Ordering::Relaxed);
+        if seen != 0 && crate::procs::is_live_member(seen, leader) {
+            return true;
+        }
+        let found = crate::procs::any_member(leader);
+        self.seen_member
+            .store(found.unwrap_or(0), Ordering::Relaxed);
+        found.is_some()
     }
 
     /// The group is known empty (or handed to someone else): dropping no longer kills.
