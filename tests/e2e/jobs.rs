@@ -507,3 +507,37 @@ fn concurrent_starts_never_exceed_the_job_limit() {
     });
     assert!(eventually(Duration::from_secs(5), || alive_with(&mark).is_empty()));
 }
+
+#[test]
+fn a_background_job_started_with_a_timeout_is_stopped_at_it() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(
+            &session,
+            Request::new("echo hi; sleep 600")
+                .background()
+                .timeout_secs(1),
+        )
+        .await;
+        assert!(!started.timed_out, "starting is not timing out");
+        let id = started.job_id.unwrap_or_default();
+        let begun = Instant::now();
+        let end = read_until_ended(&session, id).await;
+        assert!(begun.elapsed() < Duration::from_secs(10));
+        assert_eq!(end.job.status, JobStatus::Killed, "{end:?}");
+        assert!(end.job.timed_out);
+        assert_eq!(end.job.signal.as_deref(), Some("SIGTERM"));
+        let notice = agent_bash_core::jobs::notice(&end.job);
+        assert!(
+            notice.contains("was killed by SIGTERM at its timeout after 1 s"),
+            "{notice}"
+        );
+        // Without a timeout, a job runs on.
+        let started = run(&session, Request::new("sleep 600").background()).await;
+        let read = session
+            .job_output(started.job_id.unwrap_or_default(), 2, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(read.job.status, JobStatus::Running);
+    });
+}

@@ -72,6 +72,9 @@ pub struct JobInfo {
     pub signal: Option<String>,
     /// Since the command started, until now or its end.
     pub runtime_ms: u64,
+    /// The job was stopped at the `timeout_secs` it was started with.
+    #[serde(default)]
+    pub timed_out: bool,
     /// Bytes in the job's stdout and stderr files so far.
     pub stdout_bytes: u64,
     pub stderr_bytes: u64,
@@ -112,6 +115,7 @@ struct Ended {
     signal: Option<String>,
     status: JobStatus,
     runtime: Duration,
+    timed_out: bool,
 }
 
 /// What readers wait on: bumped at every write to the files, and at the end.
@@ -189,6 +193,8 @@ pub struct Start<'a> {
     pub stderr: Capture,
     pub stderr_path: PathBuf,
     pub kill_grace: Duration,
+    /// Stop the job (as `bash_kill` would) once it has run this long since it started.
+    pub timeout: Option<Duration>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -258,6 +264,7 @@ impl Jobs {
             start.stdout,
             start.stderr,
             start.kill_grace,
+            start.timeout,
             self.unreported.clone(),
         ));
         *lock(&job.task) = Some(task);
@@ -441,8 +448,9 @@ pub fn notice(job: &JobInfo) -> String {
         (JobStatus::Running, _, _) => "is running".into(),
         _ => "ended".into(),
     };
+    let at_timeout = if job.timed_out { " at its timeout" } else { "" };
     format!(
-        "[job {} {how} after {} s: `{}`]",
+        "[job {} {how}{at_timeout} after {} s: `{}`]",
         job.job_id,
         job.runtime_ms / 1000,
         clip(&job.command, 80)
@@ -465,9 +473,15 @@ fn millis(duration: Duration) -> u64 {
 fn info(job: &Job) -> JobInfo {
     let state = job.state.borrow().clone();
     let lengths = file_lengths(job);
-    let (status, exit_code, signal, runtime) = match state.ended {
-        Some(ended) => (ended.status, ended.exit_code, ended.signal, ended.runtime),
-        None => (JobStatus::Running, None, None, job.started.elapsed()),
+    let (status, exit_code, signal, runtime, timed_out) = match state.ended {
+        Some(ended) => (
+            ended.status,
+            ended.exit_code,
+            ended.signal,
+            ended.runtime,
+            ended.timed_out,
+        ),
+        None => (JobStatus::Running, None, None, job.started.elapsed(), false),
     };
     JobInfo {
         job_id: job.id,
@@ -479,6 +493,7 @@ fn info(job: &Job) -> JobInfo {
         exit_code,
         signal,
         runtime_ms: millis(runtime),
+        timed_out,
         stdout_bytes: lengths.stdout,
         stderr_bytes: lengths.stderr,
         stdout_path: job.stdout_path.clone(),
@@ -648,6 +663,13 @@ async fn read_some<R: AsyncRead + Unpin>(
     }
 }
 
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn wait_child(child: &mut Option<tokio::process::Child>) -> std::io::Result<ExitStatus> {
     match child {
         Some(child) => child.wait().await,
@@ -663,6 +685,7 @@ async fn drive(
     mut stdout: Capture,
     mut stderr: Capture,
     grace: Duration,
+    timeout: Option<Duration>,
     unreported: Arc<Mutex<Vec<u64>>>,
 ) {
     let Detached {
@@ -676,6 +699,8 @@ async fn drive(
     let mut err_buf = Vec::with_capacity(READ_CHUNK_BYTES);
     let mut status: Option<ExitStatus> = None;
     let mut kill_at: Option<Instant> = None;
+    let mut deadline = timeout.map(|timeout| tokio::time::Instant::from(job.started + timeout));
+    let mut timed_out = false;
     let mut poll_every = IDLE_POLL_MIN;
     let mut next_poll = tokio::time::Instant::now() + poll_every;
     let bump = |job: &Job| job.state.send_modify(|state| state.version += 1);
@@ -703,6 +728,12 @@ async fn drive(
             exit = wait_child(&mut child) => {
                 status = exit.ok();
                 child = None;
+            },
+            () = sleep_until_some(deadline), if kill_at.is_none() => {
+                // Stopped as `bash_kill` would: TERM, then KILL after the grace.
+                timed_out = true;
+                deadline = None;
+                job.kill.cancel();
             },
             () = job.kill.cancelled(), if kill_at.is_none() => {
                 lock(&job.guard).signal(*lock(&job.kill_signal));
@@ -742,24 +773,28 @@ async fn drive(
             signal: None,
             status: JobStatus::Exited,
             runtime: job.started.elapsed(),
+            timed_out,
         },
         Some(status) => Ended {
             exit_code: None,
             signal: status.signal().map(exit::signal_name),
             status: JobStatus::Killed,
             runtime: job.started.elapsed(),
+            timed_out,
         },
         None if has_shell || killed_by_us.is_some() => Ended {
             exit_code: None,
             signal: killed_by_us,
             status: JobStatus::Killed,
             runtime: job.started.elapsed(),
+            timed_out,
         },
         None => Ended {
             exit_code: None,
             signal: None,
             status: JobStatus::Ended,
             runtime: job.started.elapsed(),
+            timed_out,
         },
     };
     lock(&unreported).push(job.id);

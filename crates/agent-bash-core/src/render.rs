@@ -145,6 +145,9 @@ pub fn job_list(list: &JobList) -> String {
         let status = match (job.status, job.exit_code, &job.signal) {
             (JobStatus::Running, _, _) => "running".to_string(),
             (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
+            (JobStatus::Killed, _, Some(signal)) if job.timed_out => {
+                format!("killed ({signal}) at its timeout")
+            }
             (JobStatus::Killed, _, Some(signal)) => format!("killed ({signal})"),
             (JobStatus::Killed, _, None) => "killed".to_string(),
             _ => "ended".to_string(),

@@ -355,6 +355,10 @@ impl Session {
                                 stderr,
                                 stderr_path,
                                 kill_grace: self.config.kill_grace,
+                                // A job started with a timeout is held to it; one handed
+                                // over at its timeout, or without one, runs until killed.
+                                timeout: (call.background && request.timeout_secs.is_some())
+                                    .then_some(call.timeout),
                             },
                         );
                         outcome.job_id = Some(job_id);

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use agent_bash_core::{Config, JobList, JobOutput, Outcome};
+use agent_bash_core::{Config, JobList, JobOutput, OnTimeout, Outcome};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
@@ -18,27 +18,36 @@ pub const JOBS: &str = "bash_jobs";
 /// request, so it says only what changes how a model should call the tool.
 pub fn bash_description(root: &Path, config: &Config) -> String {
     let budget = config.budget;
-    format!(
+    let jobs = config.max_jobs > 0;
+    let at_timeout = if jobs && config.on_timeout == OnTimeout::Background {
+        "a command still running then goes on as a background job"
+    } else {
+        "then the whole process tree is killed"
+    };
+    let mut text = format!(
         "Run a shell command with bash and return its output and exit status.\n\
          Each call is a new `bash -c` in {root} (`cd` and variables do not carry over \
          between calls; use `cwd` or `&&`). stdin is empty and prompts are disabled.\n\
-         Timeout {default} s unless `timeout_secs` says otherwise (max {max} s); then the whole \
-         process tree is killed.\n\
+         Timeout {default} s unless `timeout_secs` says otherwise (max {max} s); {at_timeout}.\n\
          Output shows stdout, then stderr, within {kib} KiB and {lines} lines; beyond that the \
          first {head}% and the last lines are kept and the full output is saved to a file whose \
-         path is given (read it with grep, sed or tail).\n\
-         For servers, watchers and long builds set `background: true`: the call returns at \
-         once with a job id; `bash_output` reads the job's new output (`pattern` waits for \
-         a line such as \"Listening\"), `bash_kill` stops it. A command still running at its \
-         timeout, or processes a command leaves running, become a job too. Jobs end with \
-         this session.",
+         path is given (read it with grep, sed or tail).",
         root = root.display(),
         default = config.default_timeout.as_secs(),
         max = config.max_timeout.as_secs(),
         kib = budget.bytes / 1024,
         lines = budget.lines,
         head = budget.head_percent,
-    )
+    );
+    if jobs {
+        text.push_str(
+            "\nFor servers, watchers and long builds set `background: true`: the call returns at \
+             once with a job id; `bash_output` reads the job's new output (`pattern` waits for \
+             a line such as \"Listening\"), `bash_kill` stops it. Processes a command leaves \
+             running become a job too. Jobs end with this session.",
+        );
+    }
+    text
 }
 
 /// The JSON schema of `bash`'s arguments (what `args::bash` accepts).
@@ -54,7 +63,7 @@ pub fn bash_input_schema(config: &Config) -> JsonObject {
                 "type": "integer",
                 "minimum": 1,
                 "description": format!(
-                    "Seconds before the command is killed (default {}, max {}).",
+                    "Seconds the command may run (default {}, max {}); a background job started with it is stopped at that age.",
                     config.default_timeout.as_secs(),
                     config.max_timeout.as_secs()
                 )
@@ -279,6 +288,28 @@ mod tests {
             assert!(text.contains(expected), "{expected} not in {text}");
         }
         assert!(text.len() < 1300, "{} bytes", text.len());
+        assert!(text.contains("goes on as a background job"), "{text}");
+        assert!(text.contains("`bash_output`"), "{text}");
+        let kill = Config {
+            on_timeout: OnTimeout::Kill,
+            ..Config::default()
+        };
+        let text = bash_description(Path::new("/srv/project"), &kill);
+        assert!(
+            text.contains("then the whole process tree is killed"),
+            "{text}"
+        );
+        assert!(text.contains("`bash_output`"), "jobs still exist: {text}");
+        let no_jobs = Config {
+            max_jobs: 0,
+            ..Config::default()
+        };
+        let text = bash_description(Path::new("/srv/project"), &no_jobs);
+        assert!(
+            text.contains("then the whole process tree is killed"),
+            "{text}"
+        );
+        assert!(!text.contains("background"), "{text}");
     }
 
     #[test]
