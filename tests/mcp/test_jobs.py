@@ -228,3 +228,26 @@ def test_the_session_end_kills_every_job(how, marker):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_at_the_session_end_jobs_get_sigterm_first(tmp_path):
+    """A job that cleans up on SIGTERM gets to, before anything is killed."""
+    process = raw_server(str(tmp_path))
+    try:
+        send(process, INITIALIZE)
+        assert receive(process)["id"] == 1
+        send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        command = "trap 'echo saved > state; exit 0' TERM; echo ready; while :; do sleep 0.05; done"
+        send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "bash", "arguments": {"command": command, "background": True}}})
+        assert receive(process)["result"]["structuredContent"]["job_id"] == 1
+        send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "bash_output", "arguments": {"job_id": 1, "pattern": "ready"}}})
+        assert receive(process)["result"]["structuredContent"]["pattern_matched"] is True
+        process.stdin.close()
+        process.wait(timeout=15)
+        assert (tmp_path / "state").read_text() == "saved\n"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -422,6 +422,31 @@ impl Jobs {
         Ok(output)
     }
 
+    /// Stops every running job as `kill` would, all at once: SIGTERM to each group, then
+    /// SIGKILL to what is left after `grace`. Returns once every job has ended, or shortly
+    /// after the grace (a tree stuck in the kernel is left to `kill_all`).
+    pub async fn stop_all(&self, grace: Duration) {
+        let jobs: Vec<Arc<Job>> = lock(&self.table).values().cloned().collect();
+        for job in &jobs {
+            if job.state.borrow().ended.is_none() {
+                *lock(&job.kill_signal) = Signal::TERM;
+                job.kill.cancel();
+            }
+        }
+        let limit = tokio::time::Instant::now() + grace + Duration::from_secs(1);
+        for job in &jobs {
+            let mut changes = job.state.subscribe();
+            while changes.borrow_and_update().ended.is_none() {
+                if !matches!(
+                    tokio::time::timeout_at(limit, changes.changed()).await,
+                    Ok(Ok(()))
+                ) {
+                    break;
+                }
+            }
+        }
+    }
+
     /// Kills every job's process group now (SIGKILL) and stops their tasks.
     pub fn kill_all(&self) {
         for job in lock(&self.table).values() {

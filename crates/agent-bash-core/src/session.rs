@@ -127,6 +127,35 @@ impl Session {
         drop(guards);
     }
 
+    /// Ends the session's processes gently, for a server that is shutting down: every
+    /// background job and every group left running gets SIGTERM, and what is left after the
+    /// kill grace gets SIGKILL. Returns once nothing is left (bounded by the grace + 1 s).
+    pub async fn stop_all(&self) {
+        let grace = self.config.kill_grace;
+        for guard in self
+            .leftovers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+        {
+            guard.signal(rustix::process::Signal::TERM);
+        }
+        self.jobs.stop_all(grace).await;
+        let give_up = tokio::time::Instant::now() + grace;
+        while tokio::time::Instant::now() < give_up && self.leftovers_alive() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.kill_all();
+    }
+
+    fn leftovers_alive(&self) -> bool {
+        self.leftovers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .any(GroupGuard::alive)
+    }
+
     /// Every background job of the session, oldest first.
     pub fn jobs(&self) -> JobList {
         self.jobs.list()

@@ -96,11 +96,14 @@ impl Server {
         };
         shutdown.cancel();
         calls.close();
-        // Each call stops its tree within the kill grace; the margin is for the kernel.
-        if tokio::time::timeout(grace + Duration::from_secs(3), calls.wait())
-            .await
-            .is_err()
-        {
+        // Calls stop their trees within the kill grace (the margin is for the kernel), while
+        // background jobs get SIGTERM and the grace to end (a dev server saving its state),
+        // then SIGKILL.
+        let (calls_stopped, ()) = tokio::join!(
+            tokio::time::timeout(grace + Duration::from_secs(3), calls.wait()),
+            session.stop_all()
+        );
+        if calls_stopped.is_err() {
             tracing::warn!("calls still running at exit; their process groups are killed");
         }
         session.kill_all();
