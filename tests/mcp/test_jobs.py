@@ -251,3 +251,20 @@ def test_at_the_session_end_jobs_get_sigterm_first(tmp_path):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_a_long_wait_reports_progress():
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append(message)
+
+    async with server() as session:
+        started = await call(session, "bash", {"command": "sleep 2.5; echo done", "background": True})
+        job_id = started.structured_content["job_id"]
+        read = await session.call_tool(
+            "bash_output", {"job_id": job_id, "pattern": "done", "wait_secs": 30}, progress_callback=on_progress
+        )
+        assert read.structured_content["pattern_matched"] is True
+    assert 1 <= len(seen) <= 3, seen
+    assert all(message.startswith(f"waiting for job {job_id} · ") for message in seen), seen

@@ -128,9 +128,13 @@ impl Server {
                         call.pattern.as_deref(),
                     );
                     // A read that waits gives way to the client's cancellation and to
-                    // the server's end; nothing is consumed until it returns.
+                    // the server's end; nothing is consumed until it returns. It reports
+                    // progress meanwhile, which keeps clients that reset their timeout on
+                    // progress from giving up on a long wait.
+                    let waiting = waiting_progress(&context, call.job_id);
                     tokio::select! {
                         read = read => reply::job_output(read),
+                        () = waiting => reply::refusal("the progress reports stopped"),
                         () = context.ct.cancelled() => reply::refusal("cancelled"),
                         () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
                     }
@@ -268,6 +272,30 @@ async fn report_progress(
         }
     }
 }
+
+/// Reports `waiting for job N · S s` once a second, if the client asked for progress;
+/// never completes on its own.
+async fn waiting_progress(context: &RequestContext<RoleServer>, job_id: u64) {
+    let Some(token) = context.meta.get_progress_token() else {
+        return std::future::pending().await;
+    };
+    let began = tokio::time::Instant::now();
+    let mut tick = tokio::time::interval_at(began + PROGRESS_EVERY, PROGRESS_EVERY);
+    loop {
+        tick.tick().await;
+        let elapsed = began.elapsed();
+        let notification =
+            ProgressNotificationParam::new(token.clone(), elapsed.as_secs_f64()).with_message(
+                format!("waiting for job {job_id} · {} s", elapsed.as_secs()),
+            );
+        if context.peer.notify_progress(notification).await.is_err() {
+            return std::future::pending().await;
+        }
+    }
+}
+
+/// How often a waiting read reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// `running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`
 pub fn progress_message(report: &Progress) -> String {
