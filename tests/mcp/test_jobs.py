@@ -65,7 +65,7 @@ async def test_a_dev_server_in_the_background_is_waited_for_fetched_and_killed()
 
         listed = await call(session, "bash_jobs", {})
         assert [j["job_id"] for j in listed.structured_content["jobs"]] == [job_id]
-        assert f"job {job_id} · running" in text_of(listed)
+        assert f"job {job_id} · is running · " in text_of(listed)
 
         killed = await call(session, "bash_kill", {"job_id": job_id})
         assert killed.is_error is False, text_of(killed)

@@ -466,20 +466,30 @@ impl Drop for Jobs {
 
 /// One line saying how a job ended.
 pub fn notice(job: &JobInfo) -> String {
-    let how = match (job.status, job.exit_code, &job.signal) {
-        (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
-        (JobStatus::Killed, _, Some(signal)) => format!("was killed by {signal}"),
-        (JobStatus::Ended, _, _) => "ended (its processes all exited)".into(),
-        (JobStatus::Running, _, _) => "is running".into(),
-        _ => "ended".into(),
-    };
-    let at_timeout = if job.timed_out { " at its timeout" } else { "" };
     format!(
-        "[job {} {how}{at_timeout} after {} s: `{}`]",
+        "[job {} {} after {} s: `{}`]",
         job.job_id,
+        how_it_is(job),
         job.runtime_ms / 1000,
         clip(&job.command, 80)
     )
+}
+
+/// `is running`, `exited 3`, `was killed by SIGTERM at its timeout`, …
+pub fn how_it_is(job: &JobInfo) -> String {
+    let how = match (job.status, job.exit_code, &job.signal) {
+        (JobStatus::Running, _, _) => "is running".into(),
+        (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
+        (JobStatus::Killed, _, Some(signal)) => format!("was killed by {signal}"),
+        (JobStatus::Killed, _, None) => "was killed".into(),
+        (JobStatus::Ended, _, _) => "ended (its processes all exited)".into(),
+        (JobStatus::Exited, None, _) => "exited".into(),
+    };
+    if job.timed_out {
+        format!("{how} at its timeout")
+    } else {
+        how
+    }
 }
 
 fn clip(text: &str, chars: usize) -> String {

@@ -109,19 +109,24 @@ pub fn job_output(output: &JobOutput) -> String {
     }
     let job = &output.job;
     let status = match job.status {
-        JobStatus::Running => format!("job {} running · {} s", job.job_id, job.runtime_ms / 1000),
-        _ => jobs::notice(job)
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string(),
+        JobStatus::Running => format!(
+            "job {} is running · {} s",
+            job.job_id,
+            job.runtime_ms / 1000
+        ),
+        _ => format!(
+            "job {} {} after {} s",
+            job.job_id,
+            jobs::how_it_is(job),
+            job.runtime_ms / 1000
+        ),
     };
+    // The files' paths are in the structured result, in the start's answer, and in the
+    // marker of a cut read: not repeated on every read.
     let _ = writeln!(
         out,
-        "[{status} · output so far: stdout {} B, stderr {} B in {}, {}]",
-        job.stdout_bytes,
-        job.stderr_bytes,
-        job.stdout_path.display(),
-        job.stderr_path.display()
+        "[{status} · stdout {} B, stderr {} B so far]",
+        job.stdout_bytes, job.stderr_bytes
     );
     if output.pattern_matched == Some(true)
         && let Some(pattern) = &output.pattern
@@ -142,16 +147,7 @@ pub fn job_list(list: &JobList) -> String {
     }
     let mut out = String::new();
     for job in &list.jobs {
-        let status = match (job.status, job.exit_code, &job.signal) {
-            (JobStatus::Running, _, _) => "running".to_string(),
-            (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
-            (JobStatus::Killed, _, Some(signal)) if job.timed_out => {
-                format!("killed ({signal}) at its timeout")
-            }
-            (JobStatus::Killed, _, Some(signal)) => format!("killed ({signal})"),
-            (JobStatus::Killed, _, None) => "killed".to_string(),
-            _ => "ended".to_string(),
-        };
+        let status = jobs::how_it_is(job);
         let _ = writeln!(
             out,
             "job {} · {status} · {} s · pid {} · stdout {} B, stderr {} B · `{}`",
@@ -230,5 +226,86 @@ fn clip(text: &str, max_chars: usize) -> &str {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => &text[..end],
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::collect::DetachReason;
+    use crate::jobs::JobInfo;
+
+    fn job(status: JobStatus, exit_code: Option<i32>, signal: Option<&str>) -> JobInfo {
+        JobInfo {
+            job_id: 3,
+            command: "npm run dev\n# second line".into(),
+            cwd: PathBuf::from("/p"),
+            pid: Some(4242),
+            origin: DetachReason::Background,
+            status,
+            exit_code,
+            signal: signal.map(Into::into),
+            runtime_ms: 41_900,
+            timed_out: false,
+            stdout_bytes: 120,
+            stderr_bytes: 7,
+            stdout_path: PathBuf::from("/s/job-3-stdout.log"),
+            stderr_path: PathBuf::from("/s/job-3-stderr.log"),
+        }
+    }
+
+    fn read(job: JobInfo, stdout: &str, stderr: &str) -> JobOutput {
+        JobOutput {
+            job,
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            stdout_stats: StreamStats::default(),
+            stderr_stats: StreamStats::default(),
+            pattern: None,
+            pattern_matched: None,
+            waited_ms: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_read_shows_new_output_then_one_status_line() {
+        let running = read(job(JobStatus::Running, None, None), "ready", "warn");
+        assert_eq!(
+            job_output(&running),
+            "ready\n[stderr]\nwarn\n[job 3 is running · 41 s · stdout 120 B, stderr 7 B so far]"
+        );
+        let mut ended = read(job(JobStatus::Exited, Some(0), None), "", "");
+        ended
+            .notes
+            .push("no new line matched \"x\" before the job ended".into());
+        assert_eq!(
+            job_output(&ended),
+            "(no new output)\n[job 3 exited 0 after 41 s · stdout 120 B, stderr 7 B so far]\nnote: no new line matched \"x\" before the job ended"
+        );
+        let mut timed_out = job(JobStatus::Killed, None, Some("SIGTERM"));
+        timed_out.timed_out = true;
+        assert_eq!(
+            jobs::notice(&timed_out),
+            "[job 3 was killed by SIGTERM at its timeout after 41 s: `npm run dev…`]"
+        );
+    }
+
+    #[test]
+    fn the_list_has_one_line_per_job() {
+        let list = JobList {
+            jobs: vec![
+                job(JobStatus::Running, None, None),
+                job(JobStatus::Ended, None, None),
+            ],
+        };
+        assert_eq!(
+            job_list(&list),
+            "job 3 · is running · 41 s · pid 4242 · stdout 120 B, stderr 7 B · `npm run dev`\n\
+             job 3 · ended (its processes all exited) · 41 s · pid 4242 · stdout 120 B, stderr 7 B · `npm run dev`"
+        );
+        assert_eq!(job_list(&JobList::default()), "(no background jobs)");
     }
 }
