@@ -8,6 +8,11 @@
 //!    ─outcome::assemble─▶ Outcome ─render::{text, json}─▶ what the model reads
 //! ```
 //!
+//! A command that outlives its call (started with `background`, still running at its
+//! timeout, or processes its shell left running) goes on as a background job (`jobs`): its
+//! streams keep flowing through the same output stages into the job's files, and the
+//! session reads, waits for, lists and kills jobs, and ends them with itself.
+//!
 //! A failing, killed or timed-out command is an `Ok(Outcome)`; `Err` is for failures of the
 //! tool itself (a bad request, no bash).
 //!

@@ -1,4 +1,5 @@
-//! agent-bash over the Model Context Protocol: the engine's `bash` tool for any MCP client.
+//! agent-bash over the Model Context Protocol: the engine's `bash` tool and its job tools
+//! (`bash_output`, `bash_kill`, `bash_jobs`) for any MCP client.
 //!
 //! This crate is the only place that knows MCP. It turns `tools/call` arguments into engine
 //! requests (`args`), outcomes into MCP results (`reply`), and declares the tools (`tools`);
