@@ -346,8 +346,20 @@ impl Jobs {
             let lengths = file_lengths(&job);
             let cursor = *lock(&job.cursor);
             if let Some(regex) = &regex {
-                matched = scan_lines(&job.stdout_path, &mut scan.stdout, lengths.stdout, regex)
-                    || scan_lines(&job.stderr_path, &mut scan.stderr, lengths.stderr, regex);
+                // Off the async workers: a flooding job's new part can be large.
+                let (regex, paths) = (
+                    regex.clone(),
+                    (job.stdout_path.clone(), job.stderr_path.clone()),
+                );
+                let scanned = tokio::task::spawn_blocking(move || {
+                    let matched = scan_lines(&paths.0, &mut scan.stdout, lengths.stdout, &regex)
+                        || scan_lines(&paths.1, &mut scan.stderr, lengths.stderr, &regex);
+                    (matched, scan)
+                })
+                .await;
+                if let Ok((found, scanned_to)) = scanned {
+                    (matched, scan) = (found, scanned_to);
+                }
                 if matched {
                     break;
                 }
