@@ -5,7 +5,7 @@
 
 Measures (wall clock, this machine; JSON-RPC over the pipes directly, as mcp_latency.py):
   start job     `bash` with background: true (`sleep 600`), request to answer;
-  read (idle)   `bash_output` of a running job with nothing new, wait_secs 0;
+  read (idle)   `bash_output` of a settled running job with nothing new, wait_secs 0;
   line -> read  a job prints its clock (ns) after 0.2 s; `bash_output` with a pattern is
                 already waiting: from the print to the answer read here;
   kill          `bash_kill` of a running `sleep` (TERM suffices), request to answer;
@@ -105,8 +105,6 @@ def main():
         started, elapsed = timed(lambda: server.tool("bash", {"command": "sleep 600", "background": True}))
         starts.append(elapsed)
         job_id = started["structuredContent"]["job_id"]
-        _, elapsed = timed(lambda: server.tool("bash_output", {"job_id": job_id}))
-        reads.append(elapsed)
         killed, elapsed = timed(lambda: server.tool("bash_kill", {"job_id": job_id}))
         assert killed["structuredContent"]["job"]["status"] == "killed", killed
         kills.append(elapsed)
@@ -118,6 +116,12 @@ def main():
         printed = int(read["structuredContent"]["stdout"].strip())
         notices.append((seen - printed) / 1e9)
         server.tool("bash_kill", {"job_id": job_id, "signal": "KILL"})
+    # Reads of one settled job (a read right after a start competes with the job's exec).
+    job_id = server.tool("bash", {"command": "sleep 600", "background": True})["structuredContent"]["job_id"]
+    time.sleep(0.5)
+    for _ in range(args.rounds * 4):
+        _, elapsed = timed(lambda: server.tool("bash_output", {"job_id": job_id}))
+        reads.append(elapsed)
     report("start job", starts)
     report("read (idle)", reads)
     report("line -> read", notices)

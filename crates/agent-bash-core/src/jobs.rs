@@ -366,7 +366,7 @@ impl Jobs {
             } else if has_new_line(&job, cursor, lengths, ended) {
                 break;
             }
-            if ended {
+            if ended || wait.is_zero() {
                 break;
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {
@@ -755,7 +755,11 @@ async fn drive(
         let pipes_closed = out_pipe.is_none() && err_pipe.is_none();
         tokio::select! {
             read = read_some(&mut out_pipe, &mut out_buf) => match read {
-                Ok(0) | Err(_) => out_pipe = None,
+                Ok(0) | Err(_) => {
+                    // Look at the group at once: this is most often the end.
+                    out_pipe = None;
+                    next_poll = tokio::time::Instant::now();
+                }
                 Ok(_) => {
                     stdout.feed(&out_buf);
                     out_buf.clear();
@@ -764,7 +768,10 @@ async fn drive(
                 }
             },
             read = read_some(&mut err_pipe, &mut err_buf) => match read {
-                Ok(0) | Err(_) => err_pipe = None,
+                Ok(0) | Err(_) => {
+                    err_pipe = None;
+                    next_poll = tokio::time::Instant::now();
+                }
                 Ok(_) => {
                     stderr.feed(&err_buf);
                     err_buf.clear();
@@ -775,6 +782,7 @@ async fn drive(
             exit = wait_child(&mut child) => {
                 status = exit.ok();
                 child = None;
+                next_poll = tokio::time::Instant::now();
             },
             () = sleep_until_some(deadline), if kill_at.is_none() => {
                 // Stopped as `bash_kill` would: TERM, then KILL after the grace.
