@@ -541,3 +541,40 @@ fn a_background_job_started_with_a_timeout_is_stopped_at_it() {
         assert_eq!(read.job.status, JobStatus::Running);
     });
 }
+
+#[test]
+fn a_binary_job_keeps_its_raw_bytes_and_is_read_as_binary() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(&session, Request::new(format!("{} png", fx())).background()).await;
+        let end = read_until_ended(&session, started.job_id.unwrap_or_default()).await;
+        // The bytes may come in any read: the file is what is checked here.
+        let file = std::fs::read(&end.job.stdout_path).unwrap_or_default();
+        assert_eq!(file.len(), 4112, "raw bytes, not sanitized text");
+        assert!(file.starts_with(b"\x89PNG\r\n\x1a\n"));
+        let again = session
+            .job_output(end.job.job_id, 0, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(again.stdout, "", "nothing new after the end");
+        // Read while it runs, the part with the magic bytes is named binary.
+        let started = run(
+            &session,
+            Request::new(format!("{} png; sleep 0.2", fx())).background(),
+        )
+        .await;
+        let id = started.job_id.unwrap_or_default();
+        let mut binary = None;
+        loop {
+            let read = session
+                .job_output(id, 30, None)
+                .await
+                .unwrap_or_else(|err| panic!("{err}"));
+            binary = binary.or(read.stdout_stats.binary.clone());
+            if read.job.status != JobStatus::Running {
+                break;
+            }
+        }
+        assert_eq!(binary.as_deref(), Some("png"));
+    });
+}

@@ -113,8 +113,7 @@ impl Capture {
     /// a frozen copy of the view so far (the line still being assembled included), naming
     /// that file as the full output; it is what the call's result shows.
     pub fn hand_over(&mut self, file_stem: &str) -> (Capture, Result<PathBuf, String>) {
-        // A job's first line must not wait for a thousand more bytes.
-        self.decide();
+        self.decide_early();
         let extension = match self.kind {
             Kind::Binary(_) => "bin",
             Kind::Sniffing(_) | Kind::Text => "log",
@@ -173,11 +172,19 @@ impl Capture {
     }
 
     /// Makes everything fed so far (up to the line being assembled) visible in the file.
-    /// Decides text or binary from what was read if the first KiB is not complete yet: a
-    /// job's first line must not wait for a thousand more bytes.
+    /// Decides text or binary from what was read if the first KiB is not complete yet.
     pub fn flush(&mut self) {
-        self.decide();
+        self.decide_early();
         self.lines.spill.flush();
+    }
+
+    /// Decides text or binary from the bytes read so far, if any: a job's first line must
+    /// not wait for a thousand more bytes, but with nothing read yet (a background start)
+    /// there is nothing to decide on.
+    fn decide_early(&mut self) {
+        if !matches!(&self.kind, Kind::Sniffing(sample) if sample.is_empty()) {
+            self.decide();
+        }
     }
 
     /// Ends a job's stream: flushes the pending line and closes the file.
