@@ -578,3 +578,30 @@ fn a_binary_job_keeps_its_raw_bytes_and_is_read_as_binary() {
         assert_eq!(binary.as_deref(), Some("png"));
     });
 }
+
+#[test]
+fn killing_a_job_reaches_processes_in_a_group_of_their_own() {
+    let mark = marker("job-setpgid");
+    runtime().block_on(async {
+        let session = session();
+        let command = format!(
+            // Not the last command, so that bash does not exec it (a session leader
+            // cannot leave its group).
+            "timeout 600 {} sleep 600 {}; echo done",
+            fx(),
+            quoted_apart(&mark)
+        );
+        let started = run(&session, Request::new(command).background()).await;
+        let id = started.job_id.unwrap_or_default();
+        assert!(
+            eventually(Duration::from_secs(10), || !alive_with(&mark).is_empty()),
+            "never started"
+        );
+        let killed = session
+            .kill_job(id, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_ne!(killed.job.status, JobStatus::Running);
+        assert_eq!(alive_with(&mark), Vec::<i32>::new(), "survived bash_kill");
+    });
+}

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::support::{agent_bash, alive_with, eventually, fx, json, json_with, marker, n, text};
+use crate::support::{
+    agent_bash, alive_with, eventually, fx, json, json_with, marker, n, quoted_apart, text,
+};
 
 #[test]
 fn grandchild_holding_the_pipes_does_not_hang_the_call() {
@@ -188,4 +190,32 @@ fn commands_longer_than_one_argument_run() {
     let result: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
     assert_eq!(result["stdout"], "start\nend 42", "{}", run.stderr);
     assert_eq!(result["exit_code"], 0);
+}
+
+#[test]
+fn processes_that_moved_to_their_own_group_are_still_found_and_stopped() {
+    // GNU `timeout` (like `set -m`) puts its command in a process group of its own: the
+    // command's group can be empty while they run on in its session.
+    let mark = marker("setpgid");
+    let sleeper = format!("{} sleep 600 {}", fx(), quoted_apart(&mark));
+    let result = json(&format!("timeout 600 {sleeper} & echo started"));
+    assert_eq!(result["stdout"], "started");
+    let listed = result["left_running"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        listed
+            .iter()
+            .any(|p| p["command"].as_str().unwrap_or_default().contains(&mark)),
+        "not listed: {result}"
+    );
+    assert_eq!(alive_with(&mark), Vec::<i32>::new(), "outlived the CLI");
+
+    let mark = marker("setpgid-timeout");
+    let sleeper = format!("{} sleep 600 {}", fx(), quoted_apart(&mark));
+    let result = json_with(&["--timeout", "1"], &format!("timeout 600 {sleeper}"));
+    assert_eq!(result["timed_out"], true);
+    // The call returns once the tree is gone: no waiting here.
+    assert_eq!(alive_with(&mark), Vec::<i32>::new(), "survived the timeout");
 }

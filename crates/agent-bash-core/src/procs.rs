@@ -1,4 +1,4 @@
-//! Read-only inspection of process groups through /proc: who is still alive in a tree.
+//! Read-only inspection of a command's session through /proc: who is still alive in a tree.
 //!
 //! Never signals, never waits. Linux only.
 
@@ -16,16 +16,14 @@ pub struct ProcessInfo {
 /// Command lines longer than this are clipped in results.
 const COMMAND_CLIP_CHARS: usize = 200;
 
-/// Live (not zombie) processes whose process group or session is `leader`.
+/// Live (not zombie) processes of the session `leader` started (every command is the
+/// leader of its own session and process group). A process that moved to another group
+/// (`setpgid`: GNU `timeout`, `set -m`) stays in the session, so it is found.
 ///
 /// # Caveats
-/// A process that left both (`setsid` in a daemon's double fork) is not found.
+/// A process that left the session (`setsid` in a daemon's double fork) is not found.
 pub fn members(leader: i32) -> Vec<ProcessInfo> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut found: Vec<ProcessInfo> = entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    let mut found: Vec<ProcessInfo> = pids()
         .filter(|&pid| is_live_member(pid, leader))
         .map(|pid| ProcessInfo {
             pid,
@@ -36,20 +34,50 @@ pub fn members(leader: i32) -> Vec<ProcessInfo> {
     found
 }
 
-/// Some live (not zombie) process whose process group or session is `leader`, if any.
-/// Cheaper than `members`: stops at the first, and reads no command line.
+/// Some live member of the session `leader`, if any. Cheaper than `members`: it stops
+/// at the first, and reads no command line.
 ///
 /// # Caveats
 /// As `members`.
 pub fn any_member(leader: i32) -> Option<i32> {
-    std::fs::read_dir("/proc")
-        .ok()?
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .find(|&pid| is_live_member(pid, leader))
+    pids().find(|&pid| is_live_member(pid, leader))
 }
 
-/// True if and only if `pid` is alive, not a zombie, and in the group or session `leader`.
+/// Members of the session `leader` that moved to a process group of their own
+/// (`setpgid`), so that signalling the group misses them.
+pub fn moved_members(leader: i32) -> Vec<i32> {
+    pids()
+        .filter(|&pid| {
+            // SAFETY: getpgid(2) only reads the process table.
+            session_of(pid) == Some(leader) && unsafe { libc::getpgid(pid) } != leader
+        })
+        .collect()
+}
+
+/// The session id of `pid`, if it exists. Through libc: kernel threads are in session 0,
+/// which rustix's `Pid` cannot hold.
+fn session_of(pid: i32) -> Option<i32> {
+    // SAFETY: getsid(2) only reads the process table.
+    let sid = unsafe { libc::getsid(pid) };
+    (sid >= 0).then_some(sid)
+}
+
+/// Every pid in /proc (about 50 µs for 70 processes here: the kernel's listing of /proc
+/// is most of it).
+fn pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+}
+
+/// True if and only if `pid` is alive, not a zombie, and in the session `leader`.
 pub fn is_live_member(pid: i32, leader: i32) -> bool {
+    // One system call rules out nearly every process of the machine; only the session's
+    // members have their stat read (a zombie keeps its session id).
+    if session_of(pid) != Some(leader) {
+        return false;
+    }
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };
@@ -57,12 +85,8 @@ pub fn is_live_member(pid: i32, leader: i32) -> bool {
     let Some((_, fields)) = stat.rsplit_once(')') else {
         return false;
     };
-    let mut fields = fields.split_ascii_whitespace();
-    let state = fields.next();
-    let _ppid = fields.next();
-    let pgrp = fields.next().and_then(|f| f.parse::<i32>().ok());
-    let session = fields.next().and_then(|f| f.parse::<i32>().ok());
-    !matches!(state, Some("Z" | "X")) && (pgrp == Some(leader) || session == Some(leader))
+    let state = fields.split_ascii_whitespace().next();
+    !matches!(state, Some("Z" | "X"))
 }
 
 fn command_line(pid: i32) -> String {

@@ -126,28 +126,29 @@ impl GroupGuard {
         self.leader.map(Pid::as_raw_nonzero).map(|pid| pid.get())
     }
 
-    /// Sends `signal` to every process of the group.
+    /// Sends `signal` to every process of the group, and to the processes of the
+    /// command's session that moved to a group of their own (`setpgid`: GNU `timeout`,
+    /// `set -m`), which signalling the group alone would miss.
     pub fn signal(&self, signal: Signal) {
         if let Some(leader) = self.leader {
             // ESRCH (the group is gone) is the outcome we want.
             let _ = rustix::process::kill_process_group(leader, signal);
+            for pid in crate::procs::moved_members(leader.as_raw_nonzero().get()) {
+                if let Some(pid) = Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, signal);
+                }
+            }
         }
     }
 
-    /// True if and only if a live (non-zombie) process remains in the group or session.
+    /// True if and only if a live (non-zombie) process remains in the command's session
+    /// (its group, or a group one of its processes moved to).
     pub fn alive(&self) -> bool {
         let Some(leader) = self.leader else {
             return false;
         };
-        // One syscall answers the common case (nothing left); /proc then tells zombies,
-        // which count as group members for kill(2), from live processes.
-        // Caveat: a process that moved to another group of the same session is missed
-        // when the group itself is gone.
-        if rustix::process::test_kill_process_group(leader).is_err() {
-            return false;
-        }
         // The member found last time is most often still there (a server, a daemon): one
-        // read of its stat instead of a walk through /proc.
+        // check of it instead of a walk through /proc.
         let leader = leader.as_raw_nonzero().get();
         let seen = self.seen_member.load(Ordering::Relaxed);
         if seen != 0 && crate::procs::is_live_member(seen, leader) {
