@@ -605,3 +605,132 @@ fn killing_a_job_reaches_processes_in_a_group_of_their_own() {
         assert_eq!(alive_with(&mark), Vec::<i32>::new(), "survived bash_kill");
     });
 }
+
+#[test]
+fn two_reads_at_once_never_show_the_same_lines() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(&session, Request::new("seq 1 40; sleep 600").background()).await;
+        let id = started.job_id.unwrap_or_default();
+        let first = session
+            .job_output(id, 30, Some("^40$"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(first.pattern_matched, Some(true));
+        // The pattern read showed them all; two more reads at once find nothing new.
+        let (a, b) = tokio::join!(
+            session.job_output(id, 0, None),
+            session.job_output(id, 0, None)
+        );
+        let lines = |read: &agent_bash_core::JobOutput| read.stdout_stats.total_lines;
+        let (a, b) = (
+            a.unwrap_or_else(|e| panic!("{e}")),
+            b.unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert_eq!(first.stdout_stats.total_lines + lines(&a) + lines(&b), 40);
+        let _ = session.kill_job(id, Some("KILL")).await;
+
+        let started = run(&session, Request::new("seq 1 40; sleep 600").background()).await;
+        let id = started.job_id.unwrap_or_default();
+        let mut total = 0;
+        while total < 40 {
+            let (a, b) = tokio::join!(
+                session.job_output(id, 5, None),
+                session.job_output(id, 5, None)
+            );
+            total += lines(&a.unwrap_or_else(|e| panic!("{e}")));
+            total += lines(&b.unwrap_or_else(|e| panic!("{e}")));
+        }
+        assert_eq!(
+            total, 40,
+            "concurrent reads split the output, never repeat it"
+        );
+    });
+}
+
+#[test]
+fn a_pattern_matches_a_last_line_without_newline_once_the_job_ended() {
+    runtime().block_on(async {
+        let session = session();
+        let started = run(
+            &session,
+            Request::new("sleep 0.3; printf 'server ready'").background(),
+        )
+        .await;
+        let read = session
+            .job_output(started.job_id.unwrap_or_default(), 30, Some("ready$"))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(read.stdout, "server ready");
+        assert_eq!(read.pattern_matched, Some(true), "{read:?}");
+    });
+}
+
+#[test]
+fn a_text_job_stays_text_whatever_a_read_starts_with() {
+    runtime().block_on(async {
+        let session = session();
+        // A bell first (a control character in a short first read), then a line that
+        // starts like a PDF in a later read.
+        let started = run(
+            &session,
+            Request::new(
+                "printf '\\a'; echo hello; sleep 0.3; echo '%PDF-1.4 is a version'; sleep 0.3",
+            )
+            .background(),
+        )
+        .await;
+        let id = started.job_id.unwrap_or_default();
+        let mut shown = String::new();
+        loop {
+            let read = session
+                .job_output(id, 30, None)
+                .await
+                .unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(read.stdout_stats.binary, None, "{read:?}");
+            shown.push_str(&read.stdout);
+            shown.push('\n');
+            if read.job.status != JobStatus::Running {
+                let file = std::fs::read_to_string(&read.job.stdout_path).unwrap_or_default();
+                assert_eq!(file, "hello\n%PDF-1.4 is a version\n", "sanitized, as text");
+                break;
+            }
+        }
+        assert!(
+            shown.contains("hello") && shown.contains("%PDF-1.4 is a version"),
+            "{shown}"
+        );
+    });
+}
+
+#[test]
+fn a_job_past_the_spill_cap_says_so_and_killed_sessions_end_their_jobs() {
+    runtime().block_on(async {
+        let session = session_with(Config {
+            spill_cap_bytes: 10_000,
+            ..Config::default()
+        });
+        let started = run(
+            &session,
+            Request::new(format!("{} flood 5000", fx())).background(),
+        )
+        .await;
+        let end = read_until_ended(&session, started.job_id.unwrap_or_default()).await;
+        assert!(
+            end.notes
+                .iter()
+                .any(|n| n.contains("spill cap of 10000 bytes")),
+            "{:?}",
+            end.notes
+        );
+        let started = run(&session, Request::new("sleep 600").background()).await;
+        session.kill_all();
+        let listed = session.jobs();
+        let job = listed
+            .jobs
+            .iter()
+            .find(|job| Some(job.job_id) == started.job_id)
+            .unwrap_or_else(|| panic!("{listed:?}"));
+        assert_eq!(job.status, JobStatus::Killed);
+    });
+}

@@ -26,7 +26,7 @@ use crate::collect::{DetachReason, Detached, READ_CHUNK_BYTES};
 use crate::config::Budget;
 use crate::error::Error;
 use crate::exit;
-use crate::output::{Capture, StreamOutput, StreamStats, window};
+use crate::output::{Capture, StreamKind, StreamOutput, StreamStats, window};
 use crate::spawn::GroupGuard;
 
 /// How soon a job whose pipes are closed first checks whether its group is empty. Each
@@ -147,6 +147,12 @@ struct Job {
     kill_signal: Mutex<Signal>,
     guard: Mutex<GroupGuard>,
     cursor: Mutex<Cursor>,
+    /// Held through a whole read, so that two reads at once do not show the same part.
+    reading: tokio::sync::Mutex<()>,
+    /// Text or binary, as the job's captures decided: reads window parts accordingly.
+    kinds: Mutex<[StreamKind; 2]>,
+    /// What went wrong with the job's files (a write error, the spill cap), once each.
+    file_problems: Mutex<Vec<String>>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -255,6 +261,9 @@ impl Jobs {
             kill_signal: Mutex::new(Signal::TERM),
             guard: Mutex::new(start.guard),
             cursor: Mutex::new(Cursor::default()),
+            reading: tokio::sync::Mutex::new(()),
+            kinds: Mutex::new([start.stdout.kind(), start.stderr.kind()]),
+            file_problems: Mutex::new(Vec::new()),
             task: Mutex::new(None),
         });
         *lock(&job.cursor) = file_lengths(&job);
@@ -352,8 +361,15 @@ impl Jobs {
                     (job.stdout_path.clone(), job.stderr_path.clone()),
                 );
                 let scanned = tokio::task::spawn_blocking(move || {
-                    let matched = scan_lines(&paths.0, &mut scan.stdout, lengths.stdout, &regex)
-                        || scan_lines(&paths.1, &mut scan.stderr, lengths.stderr, &regex);
+                    let matched =
+                        scan_lines(&paths.0, &mut scan.stdout, lengths.stdout, &regex, ended)
+                            || scan_lines(
+                                &paths.1,
+                                &mut scan.stderr,
+                                lengths.stderr,
+                                &regex,
+                                ended,
+                            );
                     (matched, scan)
                 })
                 .await;
@@ -466,6 +482,21 @@ impl Jobs {
             if let Some(task) = lock(&job.task).take() {
                 task.abort();
             }
+            // A job whose task is gone has ended, for whoever still reads it.
+            job.state.send_if_modified(|state| {
+                if state.ended.is_some() {
+                    return false;
+                }
+                state.version += 1;
+                state.ended = Some(Ended {
+                    exit_code: None,
+                    signal: Some(exit::signal_name(Signal::KILL.as_raw())),
+                    status: JobStatus::Killed,
+                    runtime: job.started.elapsed(),
+                    timed_out: false,
+                });
+                true
+            });
         }
     }
 }
@@ -558,8 +589,10 @@ fn file_lengths(job: &Job) -> Cursor {
 
 /// Windows what the job's files gained since its cursor, and moves the cursor past it.
 async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
+    let _one_read_at_a_time = job.reading.lock().await;
     // Status first: once it says ended, the files are complete.
     let info_before = info(job);
+    let kinds = *lock(&job.kinds);
     let from = *lock(&job.cursor);
     let running = info_before.status == JobStatus::Running;
     let lengths = Cursor {
@@ -572,8 +605,8 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
             stdout: line_end(&paths.0, from.stdout, lengths.stdout, running),
             stderr: line_end(&paths.1, from.stderr, lengths.stderr, running),
         };
-        let stdout = window_part("stdout", &paths.0, from.stdout, to.stdout, budget);
-        let stderr = window_part("stderr", &paths.1, from.stderr, to.stderr, budget);
+        let stdout = window_part("stdout", &paths.0, from.stdout, to.stdout, budget, kinds[0]);
+        let stderr = window_part("stderr", &paths.1, from.stderr, to.stderr, budget, kinds[1]);
         let (out_share, err_share) = window::allocate(&budget, stdout.demand(), stderr.demand());
         (to, stdout.finish(out_share), stderr.finish(err_share))
     })
@@ -599,7 +632,7 @@ async fn read_new(job: &Arc<Job>, budget: Budget) -> JobOutput {
         pattern: None,
         pattern_matched: None,
         waited_ms: 0,
-        notes: Vec::new(),
+        notes: lock(&job.file_problems).clone(),
     }
 }
 
@@ -636,8 +669,15 @@ fn line_end(path: &Path, from: u64, to: u64, running: bool) -> u64 {
 }
 
 /// Feeds bytes `from..to` of `path` through a reading capture.
-fn window_part(name: &'static str, path: &Path, from: u64, to: u64, budget: Budget) -> Capture {
-    let mut capture = Capture::reading(name, budget, path.to_path_buf());
+fn window_part(
+    name: &'static str,
+    path: &Path,
+    from: u64,
+    to: u64,
+    budget: Budget,
+    kind: StreamKind,
+) -> Capture {
+    let mut capture = Capture::reading(name, budget, path.to_path_buf(), kind);
     if to > from
         && let Ok(mut file) = File::open(path)
         && file.seek(SeekFrom::Start(from)).is_ok()
@@ -656,8 +696,15 @@ fn window_part(name: &'static str, path: &Path, from: u64, to: u64, budget: Budg
 }
 
 /// Looks for a line matching `regex` among the complete lines of `path` from `*position`
-/// to `end`, and moves `*position` past the lines it read.
-fn scan_lines(path: &Path, position: &mut u64, end: u64, regex: &regex::bytes::Regex) -> bool {
+/// to `end` (and the last line without a newline too, if `at_end`: the job has ended), and
+/// moves `*position` past the lines it read.
+fn scan_lines(
+    path: &Path,
+    position: &mut u64,
+    end: u64,
+    regex: &regex::bytes::Regex,
+    at_end: bool,
+) -> bool {
     const LONGEST_LINE: usize = 64 * 1024;
     if end <= *position {
         return false;
@@ -696,6 +743,10 @@ fn scan_lines(path: &Path, position: &mut u64, end: u64, regex: &regex::bytes::R
         line.extend_from_slice(&rest[..rest.len().min(room)]);
         partial += rest.len() as u64;
     }
+    if at_end && partial > 0 && regex.is_match(&line) {
+        *position = consumed + partial;
+        return true;
+    }
     *position = consumed;
     false
 }
@@ -721,6 +772,25 @@ async fn wait_child(child: &mut Option<tokio::process::Child>) -> std::io::Resul
     match child {
         Some(child) => child.wait().await,
         None => std::future::pending().await,
+    }
+}
+
+/// Records what a job's capture decided (text or binary) and what went wrong with its
+/// file, for reads.
+fn note_stream(job: &Job, stream: usize, capture: &Capture) {
+    lock(&job.kinds)[stream] = capture.kind();
+    if let Some(problem) = capture.file_problem() {
+        let name = if stream == 0 { "stdout" } else { "stderr" };
+        note_problem(job, format!("the job's {name} file: {problem}"));
+    }
+}
+
+fn note_problem(job: &Job, problem: String) {
+    let mut problems = lock(&job.file_problems);
+    // One line per stream and kind of problem: the cap's byte count keeps changing.
+    let key = problem.split(':').next().unwrap_or_default().to_string();
+    if !problems.iter().any(|known| known.starts_with(&key)) {
+        problems.push(problem);
     }
 }
 
@@ -764,6 +834,7 @@ async fn drive(
                     stdout.feed(&out_buf);
                     out_buf.clear();
                     stdout.flush();
+                    note_stream(&job, 0, &stdout);
                     bump(&job);
                 }
             },
@@ -776,6 +847,7 @@ async fn drive(
                     stderr.feed(&err_buf);
                     err_buf.clear();
                     stderr.flush();
+                    note_stream(&job, 1, &stderr);
                     bump(&job);
                 }
             },
@@ -796,7 +868,10 @@ async fn drive(
                 poll_every = KILL_POLL;
                 next_poll = tokio::time::Instant::now();
             },
-            () = tokio::time::sleep_until(next_poll), if pipes_closed || kill_at.is_some() => {
+            // Once the shell is gone, whoever holds the pipes may have left the session
+            // (a daemon): the group is watched so that an empty one is let go of (its id
+            // is a pid, and pids are reused).
+            () = tokio::time::sleep_until(next_poll), if pipes_closed || kill_at.is_some() || child.is_none() => {
                 if kill_at.is_none() {
                     poll_every = (poll_every * 2).min(IDLE_POLL_MAX);
                 }
@@ -815,11 +890,21 @@ async fn drive(
                 if out_pipe.is_none() && err_pipe.is_none() && child.is_none() && !alive {
                     break;
                 }
+                if !alive && child.is_none() && kill_at.is_none() {
+                    lock(&job.guard).disarm();
+                }
             },
         }
     }
-    let _ = stdout.into_file();
-    let _ = stderr.into_file();
+    for (name, capture) in [("stdout", stdout), ("stderr", stderr)] {
+        let kept = capture.into_file();
+        if let Some(error) = kept.error {
+            note_problem(
+                &job,
+                format!("the job's {name} file is incomplete: {error}"),
+            );
+        }
+    }
     lock(&job.guard).disarm();
     let killed_by_us = kill_at.map(|_| exit::signal_name(lock(&job.kill_signal).as_raw()));
     let ended = match status {

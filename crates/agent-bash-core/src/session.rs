@@ -132,6 +132,7 @@ impl Session {
     /// kill grace gets SIGKILL. Returns once nothing is left (bounded by the grace + 1 s).
     pub async fn stop_all(&self) {
         let grace = self.config.kill_grace;
+        let give_up = tokio::time::Instant::now() + grace;
         for guard in self
             .leftovers
             .lock()
@@ -141,7 +142,6 @@ impl Session {
             guard.signal(rustix::process::Signal::TERM);
         }
         self.jobs.stop_all(grace).await;
-        let give_up = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < give_up && self.leftovers_alive() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }

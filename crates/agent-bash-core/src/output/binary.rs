@@ -8,8 +8,18 @@ pub const SNIFF_BYTES: usize = 1024;
 /// Percentage of non-text bytes in the sample above which a stream is binary.
 const NON_TEXT_PERCENT: usize = 30;
 
-/// The kind of binary data, or `None` for text.
-pub fn sniff(sample: &[u8]) -> Option<&'static str> {
+/// The kind of binary data from an incomplete sample (a job's first read, shorter than
+/// `SNIFF_BYTES`), or `None` for text. Only the sure signs count (a magic number, a NUL):
+/// one control character in a short first read must not make a whole stream binary.
+pub fn sniff_partial(sample: &[u8]) -> Option<&'static str> {
+    if sample.len() >= SNIFF_BYTES {
+        return sniff(sample);
+    }
+    sniff(sample).filter(|_| magic(sample).is_some() || memchr::memchr(0, sample).is_some())
+}
+
+/// The kind named by a magic number at the start of `sample`.
+fn magic(sample: &[u8]) -> Option<&'static str> {
     const MAGIC: &[(&[u8], &str)] = &[
         (b"\x89PNG\r\n\x1a\n", "png"),
         (b"\xff\xd8\xff", "jpeg"),
@@ -24,13 +34,19 @@ pub fn sniff(sample: &[u8]) -> Option<&'static str> {
         (b"\x28\xb5\x2f\xfd", "zstd"),
         (b"\0asm", "wasm"),
     ];
-    for (magic, kind) in MAGIC {
-        if sample.starts_with(magic) {
-            return Some(kind);
-        }
+    if let Some((_, kind)) = MAGIC.iter().find(|(magic, _)| sample.starts_with(magic)) {
+        return Some(kind);
     }
     if sample.len() >= 12 && sample.starts_with(b"RIFF") && &sample[8..12] == b"WEBP" {
         return Some("webp");
+    }
+    None
+}
+
+/// The kind of binary data, or `None` for text.
+pub fn sniff(sample: &[u8]) -> Option<&'static str> {
+    if let Some(kind) = magic(sample) {
+        return Some(kind);
     }
     if memchr::memchr(0, sample).is_some() {
         return Some("data");

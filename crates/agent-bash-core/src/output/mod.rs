@@ -58,6 +58,17 @@ pub struct StreamOutput {
     pub stats: StreamStats,
 }
 
+/// What a stream turned out to be.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StreamKind {
+    /// Nothing read yet (or not enough to tell).
+    #[default]
+    Undecided,
+    Text,
+    /// Binary data of this kind (`png`, `data`, …).
+    Binary(&'static str),
+}
+
 /// Where a stream is in binary detection.
 #[derive(Debug)]
 enum Kind {
@@ -159,7 +170,9 @@ impl Capture {
 
     /// A capture that windows output already kept in the file `path` (a part of a job's
     /// file): it writes nothing and names `path` as the full output.
-    pub fn reading(name: &'static str, budget: Budget, path: PathBuf) -> Capture {
+    /// `kind`: what the job's capture decided the stream is (a part from the middle of a
+    /// stream must not be sniffed on its own).
+    pub fn reading(name: &'static str, budget: Budget, path: PathBuf, kind: StreamKind) -> Capture {
         let mut capture = Capture::new(
             name,
             budget,
@@ -168,6 +181,11 @@ impl Capture {
             0,
         );
         capture.lines.spill = Spill::external(path);
+        capture.kind = match kind {
+            StreamKind::Undecided => capture.kind,
+            StreamKind::Text => Kind::Text,
+            StreamKind::Binary(kind) => Kind::Binary(kind),
+        };
         capture
     }
 
@@ -183,8 +201,22 @@ impl Capture {
     /// there is nothing to decide on.
     fn decide_early(&mut self) {
         if !matches!(&self.kind, Kind::Sniffing(sample) if sample.is_empty()) {
-            self.decide();
+            self.decide_with(binary::sniff_partial);
         }
+    }
+
+    /// Text or binary, once decided.
+    pub fn kind(&self) -> StreamKind {
+        match self.kind {
+            Kind::Sniffing(_) => StreamKind::Undecided,
+            Kind::Text => StreamKind::Text,
+            Kind::Binary(kind) => StreamKind::Binary(kind),
+        }
+    }
+
+    /// What went wrong with the file so far, if anything: a write error, or the cap.
+    pub fn file_problem(&self) -> Option<String> {
+        self.lines.spill.problem()
     }
 
     /// Ends a job's stream: flushes the pending line and closes the file.
@@ -236,12 +268,16 @@ impl Capture {
 
     /// Decides text or binary from the sample, and processes the sample accordingly.
     fn decide(&mut self) {
+        self.decide_with(binary::sniff);
+    }
+
+    fn decide_with(&mut self, sniff: fn(&[u8]) -> Option<&'static str>) {
         let Kind::Sniffing(sample) = &mut self.kind else {
             return;
         };
         let sample = std::mem::take(sample);
         self.kind = Kind::Text;
-        match binary::sniff(&sample) {
+        match sniff(&sample) {
             Some(kind) => {
                 self.kind = Kind::Binary(kind);
                 self.lines
@@ -807,8 +843,15 @@ mod tests {
             let spill_dir = SpillDir::new(dir.path().to_path_buf());
             // A job decides text or binary on what it has at the hand-over (it cannot wait
             // for a full sample): compare streams for which that decision is the same.
-            let sample = |end: usize| binary::sniff(&input[..end.min(input.len()).min(binary::SNIFF_BYTES)]);
-            prop_assume!(sample(split) == sample(input.len()));
+            let decision = |end: usize| {
+                let whole = &input[..input.len().min(binary::SNIFF_BYTES)];
+                match end.min(input.len()) {
+                    // Nothing read at the hand-over: the full sample decides, later.
+                    0 => binary::sniff(whole),
+                    end => binary::sniff_partial(&input[..end.min(binary::SNIFF_BYTES)]),
+                }
+            };
+            prop_assume!(decision(split) == decision(input.len()));
             let (_, reference) = hand_over_at(budget, &input, input.len(), &[usize::MAX], &spill_dir, "whole")?;
             let (view, file) = hand_over_at(budget, &input, split, &chunks, &spill_dir, "split")?;
             prop_assert_eq!(String::from_utf8_lossy(&file), String::from_utf8_lossy(&reference));

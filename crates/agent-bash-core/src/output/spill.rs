@@ -132,6 +132,20 @@ impl Spill {
         }
     }
 
+    /// What went wrong so far, if anything: why the file cannot be written, or that it
+    /// stopped at the cap.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(error) = &self.error {
+            return Some(error.clone());
+        }
+        (self.over_cap > 0).then(|| {
+            format!(
+                "it stops at the spill cap of {} bytes; {} more bytes were not kept",
+                self.cap, self.over_cap
+            )
+        })
+    }
+
     /// Pushes buffered output to the file, so that readers of the file see it.
     pub fn flush(&mut self) {
         if let Some((path, file)) = &mut self.file
