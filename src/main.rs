@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
-use agent_bash_core::{Budget, CancellationToken, Config, OnTimeout, Request, Session, render};
+use agent_bash_core::settings::{Settings, Sources};
+use agent_bash_core::{CancellationToken, OnTimeout, Request, Session, render};
 use agent_bash_mcp::Format;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -40,6 +41,21 @@ enum Command {
     Mcp(McpArgs),
     /// Print the tool definitions, for harnesses that call functions directly.
     Schema(SchemaArgs),
+    /// Print the effective configuration, and for each value the layer it came from.
+    ///
+    /// Layers, later ones winning: defaults, ~/.config/agent-bash/config.toml,
+    /// <root>/.agent-bash.toml, --config FILE, AGENT_BASH_* variables, flags.
+    Config(ConfigArgs),
+}
+
+#[derive(Args, Debug)]
+struct ConfigArgs {
+    /// Session root, whose .agent-bash.toml is read. Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// A settings file read after the user and project files.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -47,6 +63,9 @@ struct McpArgs {
     /// Session root: commands start here. Default: the current directory.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// A settings file read after the user and project files (see `agent-bash config`).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Log debugging detail (every request and notification) to stderr.
     #[arg(long, short)]
     verbose: bool,
@@ -95,6 +114,9 @@ struct RunArgs {
     /// Session root: relative cwds resolve against it. Default: the current directory.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// A settings file read after the user and project files (see `agent-bash config`).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Working directory, relative to the root or absolute.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -148,6 +170,7 @@ fn run_cli() -> anyhow::Result<ExitCode> {
         }
         Command::Mcp(args) => mcp(args),
         Command::Schema(args) => schema(&args),
+        Command::Config(args) => show_config(args),
     }
 }
 
@@ -159,6 +182,38 @@ fn root_or_cwd(root: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// The layered settings for a session rooted at `root`, with `flags` as the last layer.
+fn settings(
+    root: &std::path::Path,
+    config_file: Option<PathBuf>,
+    flags: Vec<(String, toml::Value)>,
+) -> anyhow::Result<Settings> {
+    let sources = Sources {
+        config_file,
+        env: std::env::vars().collect(),
+        flags,
+        ..Sources::default()
+    };
+    Ok(agent_bash_core::settings::load(root, &sources)?)
+}
+
+fn show_config(args: ConfigArgs) -> anyhow::Result<ExitCode> {
+    let root = root_or_cwd(args.root)?;
+    let settings = settings(&root, args.config, Vec::new())?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", settings.explain())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A flag's value as a settings value.
+fn flag(key: &str, value: impl Into<toml::Value>) -> (String, toml::Value) {
+    (key.to_string(), value.into())
+}
+
+fn int(value: impl TryInto<i64>) -> toml::Value {
+    toml::Value::Integer(value.try_into().unwrap_or(i64::MAX))
+}
+
 fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
     let root = std::path::absolute(root_or_cwd(args.root.clone())?)?;
     let format = match args.format {
@@ -166,7 +221,9 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
         SchemaFormat::Openai => Format::Openai,
         SchemaFormat::Anthropic => Format::Anthropic,
     };
-    let definitions = agent_bash_mcp::tools::definitions(format, &root, &Config::default());
+    // The descriptions name the limits, so they follow the settings of that root.
+    let config = settings(&root, None, Vec::new())?.config;
+    let definitions = agent_bash_mcp::tools::definitions(format, &root, &config);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", serde_json::to_string_pretty(&definitions)?)?;
     Ok(ExitCode::SUCCESS)
@@ -174,17 +231,20 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
 
 fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     init_logging(args.verbose, args.log_file.as_deref())?;
-    let mut config = Config::default();
+    let root = root_or_cwd(args.root)?;
+    let mut flags = Vec::new();
     if let Some(max_jobs) = args.max_jobs {
-        config.max_jobs = max_jobs;
+        flags.push(flag("max_jobs", int(max_jobs)));
     }
     if let Some(action) = args.on_timeout {
-        config.on_timeout = match action {
-            TimeoutAction::Background => OnTimeout::Background,
-            TimeoutAction::Kill => OnTimeout::Kill,
+        let action = match action {
+            TimeoutAction::Background => "background",
+            TimeoutAction::Kill => "kill",
         };
+        flags.push(flag("on_timeout", action));
     }
-    let session = Session::new(root_or_cwd(args.root)?, config)?;
+    let config = settings(&root, args.config, flags)?.config;
+    let session = Session::new(root, config)?;
     tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -248,18 +308,22 @@ fn init_logging(verbose: bool, file: Option<&std::path::Path>) -> anyhow::Result
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let mut config = Config::default();
-    let defaults = Budget::default();
-    config.budget = Budget {
-        bytes: args.budget_bytes.unwrap_or(defaults.bytes),
-        lines: args.budget_lines.unwrap_or(defaults.lines),
-        head_percent: args.head_percent.unwrap_or(defaults.head_percent),
-        line_clip_chars: args.line_clip.unwrap_or(defaults.line_clip_chars),
-    };
+    let root = root_or_cwd(args.root)?;
+    let budget_flags = [
+        ("output.budget_bytes", args.budget_bytes),
+        ("output.budget_lines", args.budget_lines),
+        ("output.head_percent", args.head_percent),
+        ("output.line_clip_chars", args.line_clip),
+    ];
+    let flags = budget_flags
+        .into_iter()
+        .filter_map(|(key, value)| value.map(|value| flag(key, int(value))))
+        .collect();
+    let mut config = settings(&root, args.config, flags)?.config;
     // One command, then exit: there is no session to keep background jobs in.
     config.max_jobs = 0;
     config.on_timeout = OnTimeout::Kill;
-    let session = Session::new(root_or_cwd(args.root)?, config)?;
+    let session = Session::new(root, config)?;
     let request = Request {
         command: args.command.join(" "),
         cwd: args.cwd,

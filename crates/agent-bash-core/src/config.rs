@@ -1,7 +1,7 @@
 //! Engine configuration: every limit the pipeline obeys, with the defaults of DESIGN.md.
 //!
-//! Pure data. Loading it from files and the environment is the job of the binary (a later
-//! issue); the engine only checks that the values are coherent (`Config::validate`).
+//! Pure data. `settings` loads it from the layered files, environment and flags; this module
+//! only checks that the values are coherent (`Config::validate`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,6 +42,10 @@ pub struct Config {
     pub max_jobs: usize,
     /// Longest a read of a job's output may wait for it.
     pub max_wait: Duration,
+    /// Variables set for every command, over the inherited and non-interactive ones.
+    pub env_set: Vec<(String, String)>,
+    /// Variables removed from every command's environment (unless `env_set` sets them).
+    pub env_remove: Vec<String>,
 }
 
 /// What a timeout does to a command that is still running.
@@ -133,6 +137,8 @@ impl Default for Config {
             on_timeout: OnTimeout::Background,
             max_jobs: 16,
             max_wait: Duration::from_secs(600),
+            env_set: Vec::new(),
+            env_remove: Vec::new(),
         }
     }
 }

@@ -32,6 +32,9 @@ pub enum Error {
     /// A configuration value that cannot work.
     #[error("config: {key}: {reason}")]
     Config { key: String, reason: String },
+    /// A settings file that cannot be read or does not parse.
+    #[error("config file {path}: {reason}")]
+    ConfigFile { path: PathBuf, reason: String },
     /// Spawning bash failed.
     #[error("cannot start {argv0}: {source}")]
     Spawn {
@@ -69,7 +72,7 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn config(key: &str, reason: impl Into<String>) -> Error {
+    pub fn config(key: &str, reason: impl Into<String>) -> Error {
         Error::Config {
             key: key.to_string(),
             reason: reason.into(),

@@ -42,6 +42,7 @@ pub mod procs;
 pub mod render;
 pub mod request;
 pub mod session;
+pub mod settings;
 pub mod spawn;
 
 pub use collect::Progress;

@@ -30,7 +30,7 @@ pub struct Session {
     root: PathBuf,
     config: Config,
     bash: PathBuf,
-    env: Vec<(&'static str, String)>,
+    env: Vec<(String, String)>,
     spill_dir: Arc<SpillDir>,
     calls: AtomicU64,
     /// Process groups whose shell exited while some of their processes ran on, when they
@@ -95,7 +95,13 @@ impl Session {
             .unwrap_or_else(|| std::env::temp_dir().join("agent-bash"));
         Ok(Session {
             root,
-            env: crate::env::noninteractive(&failing),
+            env: crate::env::noninteractive(&failing)
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value))
+                // The user's own settings win over the non-interactive defaults.
+                .filter(|(name, _)| !config.env_set.iter().any(|(set, _)| set == name))
+                .chain(config.env_set.iter().cloned())
+                .collect(),
             spill_dir: SpillDir::new(spill_parent),
             bash,
             config,
@@ -259,6 +265,7 @@ impl Session {
             program: self.bash.clone(),
             args,
             cwd: call.cwd.clone(),
+            env_remove: self.config.env_remove.clone(),
             env: self.env.clone(),
         };
         let max_jobs = self.config.max_jobs;

@@ -28,8 +28,10 @@ pub struct Plan {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     pub cwd: PathBuf,
-    /// Set over the inherited environment.
-    pub env: Vec<(&'static str, String)>,
+    /// Removed from the inherited environment.
+    pub env_remove: Vec<String>,
+    /// Set over the inherited environment (after the removals).
+    pub env: Vec<(String, String)>,
 }
 
 /// A started command: the shell, its pipes, and the guard over its process group.
@@ -52,6 +54,9 @@ pub struct Running {
 /// threads live as long as the runtime, so spawn from async code, not from `spawn_blocking`.
 pub fn start(plan: &Plan) -> Result<Running, Error> {
     let mut command = tokio::process::Command::new(&plan.program);
+    for name in &plan.env_remove {
+        command.env_remove(name);
+    }
     command
         .args(&plan.args)
         .current_dir(&plan.cwd)

@@ -1,0 +1,150 @@
+//! Settings through the binary: layered files, variables and flags, `agent-bash config`,
+//! and clear errors for bad files.
+
+use std::path::Path;
+
+use crate::support::agent_bash_env;
+
+fn write(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap_or_else(|err| panic!("{err}"));
+    }
+    std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+}
+
+#[test]
+fn config_shows_each_value_and_the_layer_it_came_from() {
+    let home = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let user = home.path().join("agent-bash").join("config.toml");
+    write(&user, "max_jobs = 4\n[env]\nremove = [\"A\"]\n");
+    let project = root.path().join(".agent-bash.toml");
+    write(
+        &project,
+        "timeout_secs = 30\n[output]\nbudget_lines = 500\n[env]\nremove = [\"B\"]\n",
+    );
+    let extra = root.path().join("extra.toml");
+    write(&extra, "timeout_secs = 45\n");
+    let root_arg = root.path().display().to_string();
+    let extra_arg = extra.display().to_string();
+    let home_arg = home.path().display().to_string();
+    let run = agent_bash_env(
+        &["config", "--root", &root_arg, "--config", &extra_arg],
+        &[
+            ("XDG_CONFIG_HOME", &home_arg),
+            ("AGENT_BASH_OUTPUT_BUDGET_LINES", "700"),
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for line in [
+        format!("timeout_secs = 45  # --config {extra_arg}"),
+        format!("max_jobs = 4  # user file {}", user.display()),
+        "budget_lines = 700  # environment AGENT_BASH_OUTPUT_BUDGET_LINES".to_string(),
+        format!(
+            "remove = [\"A\", \"B\"]  # user file {} + project file {}",
+            user.display(),
+            project.display()
+        ),
+        "max_timeout_secs = 3600  # default".to_string(),
+    ] {
+        assert!(
+            run.stdout.contains(&line),
+            "{line:?} not in\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn the_settings_reach_the_commands() {
+    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    write(
+        &root.path().join(".agent-bash.toml"),
+        "[output]\nbudget_lines = 5\n[env]\nset = { GREETING = \"hello\", PAGER = \"less\" }\nremove = [\"DROPPED_VAR\"]\n",
+    );
+    let root_arg = root.path().display().to_string();
+    let run = agent_bash_env(
+        &[
+            "run",
+            "--root",
+            &root_arg,
+            "--",
+            "echo $GREETING $PAGER ${DROPPED_VAR-gone}; seq 1 100",
+        ],
+        &[
+            ("DROPPED_VAR", "still here"),
+            ("XDG_CONFIG_HOME", &root_arg),
+        ],
+    );
+    assert!(
+        run.stdout.starts_with("hello less gone\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("lines ("),
+        "the 5-line budget cut it: {}",
+        run.stdout
+    );
+    // A flag beats the file.
+    let run = agent_bash_env(
+        &[
+            "run",
+            "--root",
+            &root_arg,
+            "--budget-lines",
+            "500",
+            "--",
+            "seq 1 100",
+        ],
+        &[("XDG_CONFIG_HOME", &root_arg)],
+    );
+    assert!(!run.stdout.contains("omitted"), "{}", run.stdout);
+}
+
+#[test]
+fn a_bad_settings_file_is_a_clear_error_everywhere() {
+    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let project = root.path().join(".agent-bash.toml");
+    write(&project, "timeout_secs = 30\n[output]\nbudget = 5\n");
+    let root_arg = root.path().display().to_string();
+    let env = [("XDG_CONFIG_HOME", root_arg.as_str())];
+    for args in [
+        vec!["run", "--root", &root_arg, "--", "true"],
+        vec!["config", "--root", &root_arg],
+        vec!["mcp", "--root", &root_arg],
+    ] {
+        let run = agent_bash_env(&args, &env);
+        assert_eq!(run.code, Some(125), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&project.display().to_string())
+                && run.stderr.contains("line 3")
+                && run.stderr.contains("unknown field `budget`"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let clean = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let root_arg = clean.path().display().to_string();
+    let run = agent_bash_env(
+        &[
+            "config",
+            "--root",
+            &root_arg,
+            "--config",
+            "/nonexistent/x.toml",
+        ],
+        &[("XDG_CONFIG_HOME", &root_arg)],
+    );
+    assert_eq!(run.code, Some(125));
+    assert!(run.stderr.contains("/nonexistent/x.toml"), "{}", run.stderr);
+    let run = agent_bash_env(
+        &["config", "--root", &root_arg],
+        &[
+            ("AGENT_BASH_MAX_JOBS", "lots"),
+            ("XDG_CONFIG_HOME", &root_arg),
+        ],
+    );
+    assert_eq!(run.code, Some(125));
+    assert!(run.stderr.contains("AGENT_BASH_MAX_JOBS"), "{}", run.stderr);
+}
