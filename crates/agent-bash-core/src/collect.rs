@@ -233,11 +233,7 @@ pub async fn wait(
     if stop == Stop::Done {
         // SIGKILL is delivered asynchronously: wait (bounded) until the tree is gone, so
         // that "killed" in the result is true when the caller reads it.
-        let give_up = Instant::now() + limits.io_drain;
-        while guard.alive() && Instant::now() < give_up {
-            guard.signal(Signal::KILL);
-            tokio::time::sleep(GROUP_POLL).await;
-        }
+        kill_until_gone(&guard, limits.io_drain).await;
     }
     if detach.is_none()
         && guard.alive()
@@ -299,15 +295,21 @@ pub async fn undetach(captured: &mut Captured, detached: Detached) {
         if let Ok(Ok(status)) = tokio::time::timeout(limit, child.wait()).await {
             captured.status = Some(status);
         }
-        let give_up = Instant::now() + limit;
-        while captured.guard.alive() && Instant::now() < give_up {
-            captured.guard.signal(Signal::KILL);
-            tokio::time::sleep(GROUP_POLL).await;
-        }
+        kill_until_gone(&captured.guard, limit).await;
         if !captured.guard.alive() {
             captured.guard.disarm();
         }
     }
     captured.stdout.close();
     captured.stderr.close();
+}
+
+/// SIGKILLs the group until it is gone (SIGKILL is delivered asynchronously), for at most
+/// `limit`.
+async fn kill_until_gone(guard: &GroupGuard, limit: Duration) {
+    let give_up = Instant::now() + limit;
+    while guard.alive() && Instant::now() < give_up {
+        guard.signal(Signal::KILL);
+        tokio::time::sleep(GROUP_POLL).await;
+    }
 }

@@ -432,16 +432,11 @@ impl Jobs {
             job.kill.cancel();
         }
         // The task stops the tree within the grace (+ the time SIGKILL takes).
-        let mut changes = job.state.subscribe();
-        let limit = tokio::time::Instant::now() + grace * 2 + Duration::from_secs(2);
-        while changes.borrow_and_update().ended.is_none() {
-            if !matches!(
-                tokio::time::timeout_at(limit, changes.changed()).await,
-                Ok(Ok(()))
-            ) {
-                break;
-            }
-        }
+        wait_ended(
+            &job,
+            tokio::time::Instant::now() + grace * 2 + Duration::from_secs(2),
+        )
+        .await;
         let mut output = self.output(id, Duration::ZERO, None, budget).await?;
         if already_ended {
             output.notes.push("the job had already ended".into());
@@ -463,15 +458,7 @@ impl Jobs {
         }
         let limit = tokio::time::Instant::now() + grace + Duration::from_secs(1);
         for job in &jobs {
-            let mut changes = job.state.subscribe();
-            while changes.borrow_and_update().ended.is_none() {
-                if !matches!(
-                    tokio::time::timeout_at(limit, changes.changed()).await,
-                    Ok(Ok(()))
-                ) {
-                    break;
-                }
-            }
+            wait_ended(job, limit).await;
         }
     }
 
@@ -504,6 +491,19 @@ impl Jobs {
 impl Drop for Jobs {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// Waits until `job` has ended, or `limit`.
+async fn wait_ended(job: &Job, limit: tokio::time::Instant) {
+    let mut changes = job.state.subscribe();
+    while changes.borrow_and_update().ended.is_none() {
+        if !matches!(
+            tokio::time::timeout_at(limit, changes.changed()).await,
+            Ok(Ok(()))
+        ) {
+            return;
+        }
     }
 }
 
@@ -787,7 +787,7 @@ fn note_stream(job: &Job, stream: usize, capture: &Capture) {
 
 fn note_problem(job: &Job, problem: String) {
     let mut problems = lock(&job.file_problems);
-    // One line per stream and kind of problem: the cap's byte count keeps changing.
+    // One line per stream: its first problem (a stream past the cap is noted at every read).
     let key = problem.split(':').next().unwrap_or_default().to_string();
     if !problems.iter().any(|known| known.starts_with(&key)) {
         problems.push(problem);

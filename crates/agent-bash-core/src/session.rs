@@ -321,29 +321,15 @@ impl Session {
             match reserved.or_else(|| self.jobs.reserve(max_jobs)) {
                 Some(reservation) => job = Some((reservation, detached)),
                 None => {
-                    let limit = format!("{max_jobs} background jobs are running, the most allowed");
-                    notes.push(match detached.reason {
-                        DetachReason::Leftover => {
-                            format!("{limit}, so these processes are not a job")
-                        }
-                        _ => format!(
-                            "{limit}, so the command was stopped instead of going on as a job"
-                        ),
-                    });
+                    let leftover = detached.reason == DetachReason::Leftover;
+                    notes.push(not_a_job(max_jobs, leftover));
                     collect::undetach(&mut captured, detached).await;
                 }
             }
         } else if captured.timed_out && self.config.on_timeout == OnTimeout::Background {
-            notes.push(match max_jobs {
-                0 => "this session keeps no background jobs, so the command was stopped".into(),
-                max => format!(
-                    "{max} background jobs are running, the most allowed, so the command was stopped instead of going on as a job"
-                ),
-            });
+            notes.push(not_a_job(max_jobs, false));
         } else if !captured.left_running.is_empty() && max_jobs > 0 {
-            notes.push(format!(
-                "{max_jobs} background jobs are running, the most allowed, so these processes are not a job"
-            ));
+            notes.push(not_a_job(max_jobs, true));
         }
         let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
         let mut outcome;
@@ -417,6 +403,19 @@ impl Session {
             outcome,
             raw_signal,
         })
+    }
+}
+
+/// Why a command (or the processes it `left` running) did not become a job.
+fn not_a_job(max_jobs: usize, left: bool) -> String {
+    let fate = if left {
+        "these processes are not a job"
+    } else {
+        "the command was stopped instead of going on as a job"
+    };
+    match max_jobs {
+        0 => format!("this session keeps no background jobs, so {fate}"),
+        max => format!("{max} background jobs are running, the most allowed, so {fate}"),
     }
 }
 

@@ -140,8 +140,8 @@ impl Spill {
         }
         (self.over_cap > 0).then(|| {
             format!(
-                "it stops at the spill cap of {} bytes; {} more bytes were not kept",
-                self.cap, self.over_cap
+                "it stops at the spill cap of {} bytes; the rest is counted, not kept",
+                self.cap
             )
         })
     }
