@@ -46,6 +46,48 @@ pub struct Config {
     pub env_set: Vec<(String, String)>,
     /// Variables removed from every command's environment (unless `env_set` sets them).
     pub env_remove: Vec<String>,
+    /// Which secrets are kept out of the output, and how.
+    pub secrets: SecretsConfig,
+}
+
+/// What happens to secrets: values of secret-named variables and token-shaped text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretsConfig {
+    pub mode: SecretsMode,
+    /// More name shapes of secret variables (`*` wildcards, case-insensitive), besides the
+    /// built-in ones (`output::redact::SECRET_NAMES`).
+    pub names: Vec<String>,
+    /// Name shapes that are never secret, even if they look it.
+    pub ignore_names: Vec<String>,
+    /// Token patterns by name: a built-in name replaces that pattern (empty switches it
+    /// off), another name adds one (`output::redact::BUILTIN_PATTERNS`).
+    pub patterns: Vec<(String, String)>,
+    /// Shorter values are not redacted (they would match everywhere).
+    pub min_length: usize,
+}
+
+impl Default for SecretsConfig {
+    fn default() -> SecretsConfig {
+        SecretsConfig {
+            mode: SecretsMode::Redact,
+            names: Vec::new(),
+            ignore_names: Vec::new(),
+            patterns: Vec::new(),
+            min_length: 8,
+        }
+    }
+}
+
+/// How secret-named variables are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SecretsMode {
+    /// Commands see them; their values are replaced in every output.
+    #[default]
+    Redact,
+    /// Commands do not get them at all (and their values are still replaced).
+    Remove,
+    /// Nothing is redacted or removed.
+    Pass,
 }
 
 /// What a timeout does to a command that is still running.
@@ -139,6 +181,7 @@ impl Default for Config {
             max_wait: Duration::from_secs(600),
             env_set: Vec::new(),
             env_remove: Vec::new(),
+            secrets: SecretsConfig::default(),
         }
     }
 }

@@ -46,7 +46,7 @@ pub mod settings;
 pub mod spawn;
 
 pub use collect::Progress;
-pub use config::{Budget, Config, OnTimeout};
+pub use config::{Budget, Config, OnTimeout, SecretsConfig, SecretsMode};
 pub use error::Error;
 pub use jobs::{JobInfo, JobList, JobOutput, JobStatus};
 pub use outcome::Outcome;

@@ -11,11 +11,12 @@ use tokio_util::sync::CancellationToken;
 use std::time::Duration;
 
 use crate::collect::{self, DetachReason, Limits, Progress};
-use crate::config::{Config, KIB, OnTimeout};
+use crate::config::{Config, KIB, OnTimeout, SecretsMode};
 use crate::error::Error;
 use crate::jobs::{self, JobList, JobOutput, Jobs};
 use crate::outcome::{self, Outcome};
 use crate::output::Capture;
+use crate::output::redact::{self, Secrets};
 use crate::output::spill::SpillDir;
 use crate::request::{self, Request};
 use crate::spawn::{self, GroupGuard, Plan};
@@ -31,6 +32,10 @@ pub struct Session {
     config: Config,
     bash: PathBuf,
     env: Vec<(String, String)>,
+    /// Inherited variables commands do not get (`env.remove`, and secrets in `remove` mode).
+    env_remove: Vec<String>,
+    /// What is redacted from every stream of every call and job.
+    secrets: Arc<Secrets>,
     spill_dir: Arc<SpillDir>,
     calls: AtomicU64,
     /// Process groups whose shell exited while some of their processes ran on, when they
@@ -93,6 +98,7 @@ impl Session {
             .spill_parent
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("agent-bash"));
+        let (env_remove, secrets) = secret_environment(&config)?;
         Ok(Session {
             root,
             env: crate::env::noninteractive(&failing)
@@ -102,6 +108,8 @@ impl Session {
                 .filter(|(name, _)| !config.env_set.iter().any(|(set, _)| set == name))
                 .chain(config.env_set.iter().cloned())
                 .collect(),
+            env_remove,
+            secrets: Arc::new(secrets),
             spill_dir: SpillDir::new(spill_parent),
             bash,
             config,
@@ -117,6 +125,11 @@ impl Session {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The variables whose values are redacted from every output.
+    pub fn secret_names(&self) -> &[String] {
+        self.secrets.names()
     }
 
     /// Kills every background job and every process the session's commands left running
@@ -265,7 +278,7 @@ impl Session {
             program: self.bash.clone(),
             args,
             cwd: call.cwd.clone(),
-            env_remove: self.config.env_remove.clone(),
+            env_remove: self.env_remove.clone(),
             env: self.env.clone(),
         };
         let max_jobs = self.config.max_jobs;
@@ -293,6 +306,7 @@ impl Session {
                 format!("{id:04}-{name}"),
                 self.config.spill_cap_bytes,
             )
+            .redacting(&self.secrets)
         };
         let mut captured = if call.background {
             collect::started_in_background(running, capture("stdout"), capture("stderr"))
@@ -438,4 +452,38 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
             std::fs::metadata(candidate)
                 .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
         })
+}
+
+/// The inherited variables commands do not get, and the secrets to redact: those of the
+/// inherited environment and of `env.set`. In `remove` mode, secret-named inherited
+/// variables are not passed on, and their values are still redacted, in case a command
+/// finds them elsewhere (a dotfile, another process's environment). `env.set` is an
+/// explicit choice: passed on, and redacted.
+fn secret_environment(config: &Config) -> Result<(Vec<String>, Secrets), Error> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let inherited: Vec<(String, OsString)> = std::env::vars_os()
+        .map(|(name, value)| (name.to_string_lossy().into_owned(), value))
+        .collect();
+    let mut remove = config.env_remove.clone();
+    if config.secrets.mode == SecretsMode::Remove {
+        remove.extend(
+            inherited
+                .iter()
+                .map(|(name, _)| name)
+                .filter(|name| redact::is_secret_name(name, &config.secrets))
+                .filter(|name| !config.env_set.iter().any(|(set, _)| set == *name))
+                .cloned(),
+        );
+    }
+    // Removed variables count too: a command may still find their values elsewhere.
+    let known = inherited
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        .chain(
+            config
+                .env_set
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_bytes())),
+        );
+    Ok((remove, Secrets::new(known, &config.secrets)?))
 }

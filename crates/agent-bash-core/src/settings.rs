@@ -17,8 +17,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::{Table, Value};
 
-use crate::config::{Config, OnTimeout};
+use crate::config::{Config, OnTimeout, SecretsMode};
 use crate::error::Error;
+use crate::output::redact::BUILTIN_PATTERNS;
 
 /// The project file's name, in the session root.
 pub const PROJECT_FILE: &str = ".agent-bash.toml";
@@ -89,6 +90,7 @@ struct FileSettings {
     max_command_bytes: Option<usize>,
     output: Option<OutputSettings>,
     env: Option<EnvSettings>,
+    secrets: Option<SecretsSettings>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +109,24 @@ struct OutputSettings {
 struct EnvSettings {
     set: Option<BTreeMap<String, String>>,
     remove: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SecretsSettings {
+    mode: Option<SecretsModeSetting>,
+    names: Option<Vec<String>>,
+    ignore_names: Option<Vec<String>>,
+    patterns: Option<BTreeMap<String, String>>,
+    min_length: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum SecretsModeSetting {
+    Redact,
+    Remove,
+    Pass,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -134,6 +154,10 @@ pub const KEYS: &[(&str, bool)] = &[
     ("output.spill_cap_bytes", false),
     ("output.spill_dir", false),
     ("env.remove", true),
+    ("secrets.mode", false),
+    ("secrets.names", true),
+    ("secrets.ignore_names", true),
+    ("secrets.min_length", false),
 ];
 
 /// The environment variable that sets `key`.
@@ -394,6 +418,22 @@ fn apply(mut config: Config, settings: FileSettings) -> Result<Config, Error> {
         config.env_set = env.set.unwrap_or_default().into_iter().collect();
         config.env_remove = env.remove.unwrap_or_default();
     }
+    if let Some(secrets) = settings.secrets {
+        let into = &mut config.secrets;
+        if let Some(mode) = secrets.mode {
+            into.mode = match mode {
+                SecretsModeSetting::Redact => SecretsMode::Redact,
+                SecretsModeSetting::Remove => SecretsMode::Remove,
+                SecretsModeSetting::Pass => SecretsMode::Pass,
+            };
+        }
+        into.names = secrets.names.unwrap_or_default();
+        into.ignore_names = secrets.ignore_names.unwrap_or_default();
+        into.patterns = secrets.patterns.unwrap_or_default().into_iter().collect();
+        into.min_length = secrets.min_length.unwrap_or(into.min_length);
+        // Compiled here too, so that a bad pattern is reported against its layer.
+        crate::output::redact::Secrets::new([], into)?;
+    }
     Ok(config)
 }
 
@@ -403,11 +443,18 @@ impl Settings {
         let mut out = String::new();
         let defaults = defaults_table();
         let mut keys: Vec<String> = KEYS.iter().map(|(key, _)| (*key).to_string()).collect();
+        // Table entries (`env.set.NAME`, `secrets.patterns.NAME`) are shown one by one.
         keys.extend(
             self.origins
                 .keys()
-                .filter(|key| key.starts_with("env.set."))
+                .filter(|key| key.starts_with("env.set.") || key.starts_with("secrets.patterns."))
                 .cloned(),
+        );
+        keys.extend(
+            BUILTIN_PATTERNS
+                .iter()
+                .map(|(name, _)| format!("secrets.patterns.{name}"))
+                .filter(|key| !self.origins.contains_key(key)),
         );
         let mut section = String::new();
         for key in keys {
@@ -488,6 +535,17 @@ fn defaults_table() -> Table {
     let mut env = Table::new();
     env.insert("remove".into(), Value::Array(Vec::new()));
     table.insert("env".into(), Value::Table(env));
+    let mut secrets = Table::new();
+    secrets.insert("mode".into(), Value::String("redact".into()));
+    secrets.insert("names".into(), Value::Array(Vec::new()));
+    secrets.insert("ignore_names".into(), Value::Array(Vec::new()));
+    secrets.insert("min_length".into(), int(config.secrets.min_length as u64));
+    let patterns = BUILTIN_PATTERNS
+        .iter()
+        .map(|(name, pattern)| (name.to_string(), Value::String(pattern.to_string())))
+        .collect();
+    secrets.insert("patterns".into(), Value::Table(patterns));
+    table.insert("secrets".into(), Value::Table(secrets));
     table
 }
 

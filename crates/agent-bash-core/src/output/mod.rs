@@ -1,11 +1,13 @@
 //! Output stage: raw bytes of one stream in, the model's view and the spill file out.
 //!
 //! `Capture` is fed chunks as they are read and never holds more than a few budgets:
-//! binary sniffing (`binary`) → sanitizing (`sanitize`) → line assembly (here: `\r`,
-//! backspace, clipping) → head/tail window (`window`) and spill file (`spill`). It never
+//! secret redaction (`redact`) → binary sniffing (`binary`) → sanitizing (`sanitize`) → line
+//! assembly (here: `\r`, backspace, clipping) → head/tail window (`window`) and spill file
+//! (`spill`). It never
 //! spawns, never blocks on anything but a buffered file write, and never prints.
 
 pub mod binary;
+pub mod redact;
 pub mod sanitize;
 pub mod spill;
 pub mod window;
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Budget, KIB};
+use redact::{Redactor, Secrets};
 use sanitize::{Sanitizer, TextSink};
 use spill::{Spill, SpillDir};
 use window::{Share, Window};
@@ -82,8 +85,11 @@ enum Kind {
 #[derive(Debug)]
 pub struct Capture {
     kind: Kind,
+    /// `None` when there is nothing to redact.
+    redactor: Option<Redactor>,
     sanitizer: Sanitizer,
     lines: Lines,
+    /// Bytes passed on by the redactor (what the stream holds for every later stage).
     raw_bytes: u64,
     /// Budget cut marker names the stream ("stdout").
     name: &'static str,
@@ -101,6 +107,7 @@ impl Capture {
         let spill = Spill::new(dir, format!("{file_stem}.log"), budget.bytes, spill_cap);
         Capture {
             kind: Kind::Sniffing(Vec::with_capacity(binary::SNIFF_BYTES)),
+            redactor: None,
             sanitizer: Sanitizer::new(),
             lines: Lines {
                 line: String::new(),
@@ -115,6 +122,14 @@ impl Capture {
             raw_bytes: 0,
             name,
         }
+    }
+
+    /// Replaces `secrets` in everything this capture is fed, before any other stage.
+    pub fn redacting(mut self, secrets: &Arc<Secrets>) -> Capture {
+        if !secrets.is_empty() {
+            self.redactor = Some(Redactor::new(secrets.clone()));
+        }
+        self
     }
 
     /// Splits off what was captured so far, for a call whose command goes on as a
@@ -132,39 +147,43 @@ impl Capture {
         self.lines.spill.move_to(format!("{file_stem}.{extension}"));
         let path = self.lines.spill.open_now();
         self.lines.spill.flush();
-        let mut window = self.lines.window.clone();
-        let lines = &self.lines;
-        if let Some((shown, bytes, clipped)) = pending_line(
-            &lines.line,
-            lines.overflow.as_ref(),
-            lines.clip_chars,
-            false,
-        ) {
-            window.push(&shown, bytes, clipped);
-        }
         let spill = match &path {
             Ok(path) => Spill::external(path.clone()),
             Err(error) => Spill::failed(error.clone()),
         };
-        let frozen = Capture {
+        // The copy goes on from the same point of the line being assembled, is given what
+        // the redactor still holds back (the rest of that line), and is closed.
+        let held = self
+            .redactor
+            .as_ref()
+            .map(Redactor::preview)
+            .unwrap_or_default();
+        let lines = &self.lines;
+        let mut frozen = Capture {
             kind: match self.kind {
                 Kind::Binary(kind) => Kind::Binary(kind),
                 Kind::Sniffing(_) | Kind::Text => Kind::Text,
             },
-            sanitizer: Sanitizer::new(),
+            redactor: None,
+            sanitizer: self.sanitizer.clone(),
             lines: Lines {
-                line: String::new(),
-                cr_pending: false,
-                overflow: None,
-                clip_chars: self.lines.clip_chars,
-                hold_bytes: self.lines.hold_bytes,
+                line: lines.line.clone(),
+                cr_pending: lines.cr_pending,
+                overflow: lines.overflow.clone(),
+                clip_chars: lines.clip_chars,
+                hold_bytes: lines.hold_bytes,
                 newlines: Vec::new(),
-                window,
+                window: lines.window.clone(),
                 spill,
             },
             raw_bytes: self.raw_bytes,
             name: self.name,
         };
+        if let Kind::Text = frozen.kind {
+            frozen.raw_bytes += held.len() as u64;
+            frozen.sanitizer.feed(&held, &mut frozen.lines);
+            frozen.close();
+        }
         (frozen, path)
     }
 
@@ -242,6 +261,16 @@ impl Capture {
 
     /// Feeds the next chunk read from the stream.
     pub fn feed(&mut self, bytes: &[u8]) {
+        match self.redactor.take() {
+            Some(mut redactor) => {
+                self.feed_redacted(redactor.feed(bytes));
+                self.redactor = Some(redactor);
+            }
+            None => self.feed_redacted(bytes),
+        }
+    }
+
+    fn feed_redacted(&mut self, bytes: &[u8]) {
         self.raw_bytes += bytes.len() as u64;
         match &mut self.kind {
             Kind::Text => self.sanitizer.feed(bytes, &mut self.lines),
@@ -291,6 +320,9 @@ impl Capture {
 
     /// The end of the stream has been read: flush what is pending. Idempotent.
     pub fn close(&mut self) {
+        if let Some(mut redactor) = self.redactor.take() {
+            self.feed_redacted(redactor.finish());
+        }
         self.decide();
         if let Kind::Text = self.kind {
             self.sanitizer.finish(&mut self.lines);
@@ -377,7 +409,7 @@ pub fn clip_marker(more_chars: usize) -> String {
 }
 
 /// A line too long to hold: its clipped start and what was already spilled.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Overflow {
     shown: String,
     chars: usize,
@@ -866,6 +898,68 @@ mod tests {
                 prop_assert!(view.text.len() <= budget.bytes + 300, "{} bytes", view.text.len());
             }
         }
+    }
+
+    fn redacting_capture(dir: &Arc<SpillDir>, budget: Budget) -> Capture {
+        let config = crate::config::SecretsConfig::default();
+        let env = [("DEPLOY_TOKEN", &b"tok-0123456789"[..])];
+        let secrets = Arc::new(
+            redact::Secrets::new(env, &config).unwrap_or_else(|err| panic!("{err}")),
+        );
+        Capture::new("stdout", budget, dir.clone(), "r-stdout".into(), u64::MAX)
+            .redacting(&secrets)
+    }
+
+    #[test]
+    fn a_secret_split_across_reads_is_redacted_in_the_view_the_counts_and_the_file() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let spill_dir = SpillDir::new(dir.path().to_path_buf());
+        let budget = Budget {
+            lines: 4,
+            ..Budget::default()
+        };
+        let mut capture = redacting_capture(&spill_dir, budget);
+        let mut expected = String::new();
+        for n in 0..10 {
+            // Every secret arrives in two reads, split at a different byte each time.
+            let line = format!("{n} key=tok-0123456789 end\n");
+            let cut = 6 + n;
+            capture.feed(&line.as_bytes()[..cut]);
+            capture.feed(&line.as_bytes()[cut..]);
+            expected.push_str(&format!("{n} key=[redacted:DEPLOY_TOKEN] end\n"));
+        }
+        capture.close();
+        let share = capture.demand().unwrap_or(Share { bytes: 1000, lines: 4 });
+        let out = capture.finish(share);
+        assert!(!out.text.contains("tok-0"), "{}", out.text);
+        assert!(out.text.ends_with("9 key=[redacted:DEPLOY_TOKEN] end"), "{}", out.text);
+        assert_eq!(out.stats.total_bytes, expected.len() as u64);
+        assert_eq!(out.stats.total_lines, 10);
+        let path = out.stats.full_output_path.unwrap_or_else(|| panic!("spilled"));
+        let file = std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(file, expected);
+    }
+
+    #[test]
+    fn a_hand_over_shows_the_held_line_redacted_and_the_job_file_gets_it_once() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let spill_dir = SpillDir::new(dir.path().to_path_buf());
+        let mut capture = redacting_capture(&spill_dir, Budget::default());
+        capture.feed(b"done\nPassword for tok-0123");
+        let (frozen, path) = capture.hand_over("job-1-stdout");
+        let view = frozen.finish(Share {
+            bytes: 1000,
+            lines: 10,
+        });
+        // The call shows the line being written, with the secret it has begun to print
+        // replaced; the job's file gets the whole line once it is complete.
+        assert_eq!(view.text, "done\nPassword for [redacted:DEPLOY_TOKEN]");
+        capture.feed(b"456789 ok\n");
+        capture.close();
+        let path = path.unwrap_or_else(|err| panic!("{err}"));
+        let _ = capture.into_file();
+        let file = std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(file, "done\nPassword for [redacted:DEPLOY_TOKEN] ok\n");
     }
 
     #[test]

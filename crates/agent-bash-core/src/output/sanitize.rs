@@ -50,7 +50,7 @@ const BEL: u8 = 0x07;
 const REPLACEMENT: &str = "\u{FFFD}";
 
 /// The streaming sanitizer. One per stream.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Sanitizer {
     state: State,
     /// The start of a UTF-8 character cut off by the end of the previous chunk.

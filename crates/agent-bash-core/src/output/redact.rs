@@ -1,0 +1,536 @@
+//! Secret redaction: the first output stage. Values of secret-named environment variables
+//! and well-known token shapes are replaced by `[redacted:NAME]` before anything else sees
+//! the bytes, so the model's text, the JSON, spill files and job files all hold the same
+//! redacted stream, and every count describes it.
+//!
+//! Streaming: a secret may arrive split across two reads. The redactor passes on only what
+//! no later byte can turn into a secret, and holds back the rest:
+//! - the line being written (single-line secrets and token shapes cannot cross a `\n`, and
+//!   the later stages only show complete lines while a command runs, so holding it delays
+//!   nothing the model would see);
+//! - a private key block that has begun and not yet ended;
+//! - the start of a multi-line secret value (a PEM key kept in a variable).
+//!
+//! A line longer than `MAX_HOLD_BYTES` is passed on in pieces, keeping back as many bytes as
+//! the longest secret, so memory stays bounded; a token-shaped match longer than that at a
+//! piece's edge can then escape (a secret value cannot).
+
+use std::sync::Arc;
+
+use memchr::memmem;
+use regex_automata::meta::Regex;
+use regex_automata::util::syntax;
+
+use crate::config::{KIB, SecretsConfig, SecretsMode};
+use crate::error::Error;
+
+/// Most bytes held back waiting for a line's end (beyond the longest secret).
+pub const MAX_HOLD_BYTES: usize = 64 * KIB;
+
+/// A line being written that ends with this many bytes of a secret value or more is taken
+/// to be printing it (`Redactor::preview`).
+const PARTIAL_MIN_BYTES: usize = 4;
+
+/// Longest environment value treated as a secret; longer values are not matched.
+const MAX_SECRET_BYTES: usize = 64 * KIB;
+
+/// The built-in token shapes: (name, regex). A setting of the same name replaces one; an
+/// empty regex switches it off.
+pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
+    (
+        "github_token",
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
+    ),
+    ("github_pat", r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,255}"),
+    ("aws_access_key", r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)"),
+    ("api_key_sk", r"(?-u:\b)sk-[A-Za-z0-9][A-Za-z0-9_-]{19,}"),
+    ("slack_token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
+    (
+        "private_key",
+        r"(?s)-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----.*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----",
+    ),
+];
+
+/// Name shapes of secret variables (upper-cased names; `*` is any run of characters).
+pub const SECRET_NAMES: &[&str] = &[
+    "*_KEY",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "*PRIVATE*",
+];
+
+/// The start and end markers of a PEM block, which may span many lines.
+const BEGIN: &[u8] = b"-----BEGIN";
+const END: &[u8] = b"-----END";
+
+/// What to redact, compiled once per session and shared by every stream.
+#[derive(Debug)]
+pub struct Secrets {
+    /// One pattern per secret value (escaped), then one per token shape.
+    regex: Option<Regex>,
+    /// The replacement text of each pattern, by pattern index.
+    labels: Vec<Vec<u8>>,
+    /// Secret values that span lines: their start must be held back.
+    multi_line: Vec<Vec<u8>>,
+    /// The secret values, longest first, with their pattern index.
+    values: Vec<(Vec<u8>, usize)>,
+    /// Bytes kept back when a long line is passed on in pieces.
+    keep_bytes: usize,
+    /// Whether a PEM block in progress must be held back.
+    blocks: bool,
+    /// The variables whose values are redacted, for `remove` mode and for display.
+    names: Vec<String>,
+}
+
+impl Secrets {
+    /// Nothing to redact.
+    pub fn none() -> Secrets {
+        Secrets {
+            regex: None,
+            labels: Vec::new(),
+            multi_line: Vec::new(),
+            values: Vec::new(),
+            keep_bytes: 0,
+            blocks: false,
+            names: Vec::new(),
+        }
+    }
+
+    /// The secrets of `env` (the variables commands see) under `config`.
+    ///
+    /// # Errors
+    /// `Error::Config` naming the pattern, for a token pattern that is not a valid regex.
+    pub fn new<'a>(
+        env: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        config: &SecretsConfig,
+    ) -> Result<Secrets, Error> {
+        if config.mode == SecretsMode::Pass {
+            return Ok(Secrets::none());
+        }
+        // Longest value first, so that a secret containing another is replaced whole.
+        let mut values: Vec<(&str, &[u8])> = env
+            .into_iter()
+            .filter(|(name, value)| {
+                is_secret_name(name, config)
+                    && value.len() >= config.min_length.max(1)
+                    && value.len() <= MAX_SECRET_BYTES
+            })
+            .collect();
+        values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+        values.dedup_by(|later, earlier| later.1 == earlier.1);
+        let mut names: Vec<String> = values.iter().map(|(name, _)| name.to_string()).collect();
+        names.sort();
+
+        let mut sources = Vec::new();
+        let mut labels = Vec::new();
+        for (name, value) in &values {
+            sources.push(escape_bytes(value));
+            labels.push(format!("[redacted:{name}]").into_bytes());
+        }
+        let mut blocks = false;
+        for (name, pattern) in token_patterns(config) {
+            syntax::parse(&pattern).map_err(|err| {
+                Error::config(&format!("secrets.patterns.{name}"), err.to_string())
+            })?;
+            blocks |= pattern.contains("-----BEGIN");
+            sources.push(pattern);
+            labels.push(format!("[redacted:{name}]").into_bytes());
+        }
+        let regex = if sources.is_empty() {
+            None
+        } else {
+            let built = Regex::builder()
+                // Secret values are bytes, not necessarily UTF-8.
+                .syntax(syntax::Config::new().utf8(false))
+                .configure(Regex::config().utf8_empty(false))
+                .build_many(&sources)
+                .map_err(|err| Error::config("secrets.patterns", err.to_string()))?;
+            Some(built)
+        };
+        Ok(Secrets {
+            regex,
+            labels,
+            multi_line: values
+                .iter()
+                .filter(|(_, value)| value.contains(&b'\n'))
+                .map(|(_, value)| value.to_vec())
+                .collect(),
+            values: values
+                .iter()
+                .enumerate()
+                .map(|(index, (_, value))| (value.to_vec(), index))
+                .collect(),
+            keep_bytes: values.first().map_or(0, |(_, value)| value.len()).max(KIB),
+            blocks,
+            names,
+        })
+    }
+
+    /// True if nothing is redacted.
+    pub fn is_empty(&self) -> bool {
+        self.regex.is_none()
+    }
+
+    /// The variables whose values are redacted.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// `bytes` with every secret replaced (all at once, as at the end of a stream).
+    pub fn redact(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len());
+        self.replace(bytes, bytes.len(), &mut out);
+        out
+    }
+
+    /// Appends `data` up to `hold` (or past it, to the end of a match that starts before
+    /// it) to `out`, secrets replaced. Returns how many bytes of `data` were used.
+    fn replace(&self, data: &[u8], hold: usize, out: &mut Vec<u8>) -> usize {
+        let mut done = 0;
+        if let Some(regex) = &self.regex {
+            for found in regex.find_iter(data) {
+                if found.start() >= hold {
+                    break;
+                }
+                out.extend_from_slice(&data[done..found.start()]);
+                out.extend_from_slice(&self.labels[found.pattern().as_usize()]);
+                done = found.end();
+            }
+        }
+        let end = hold.max(done);
+        out.extend_from_slice(&data[done..end]);
+        end
+    }
+
+    /// Where the bytes that a later byte could still turn into a secret begin.
+    fn hold_point(&self, data: &[u8]) -> usize {
+        let mut hold = memchr::memrchr(b'\n', data).map_or(0, |at| at + 1);
+        if self.blocks {
+            // The first block begun after the last complete end line, if any, is still open.
+            let after = memmem::rfind(&data[..hold], END).unwrap_or(0);
+            if let Some(begin) = memmem::find(&data[after..hold], BEGIN) {
+                hold = after + begin;
+            }
+        }
+        for value in &self.multi_line {
+            let from = data.len().saturating_sub(value.len() - 1);
+            if from >= hold {
+                continue;
+            }
+            if let Some(start) = memchr::memchr_iter(value[0], &data[from..hold])
+                .map(|at| from + at)
+                .find(|&at| value.starts_with(&data[at..]))
+            {
+                hold = start;
+            }
+        }
+        if data.len() - hold > MAX_HOLD_BYTES + self.keep_bytes {
+            hold = data.len() - self.keep_bytes;
+        }
+        hold
+    }
+}
+
+/// True if `name` looks like it holds a secret under `config`.
+pub fn is_secret_name(name: &str, config: &SecretsConfig) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let matches = |shape: &String| glob(&shape.to_ascii_uppercase(), &upper);
+    if config.ignore_names.iter().any(matches) {
+        return false;
+    }
+    SECRET_NAMES.iter().any(|shape| glob(shape, &upper)) || config.names.iter().any(matches)
+}
+
+/// The token patterns in force: the built-ins, replaced or switched off by the settings,
+/// then the settings' own.
+fn token_patterns(config: &SecretsConfig) -> Vec<(String, String)> {
+    let mut patterns: Vec<(String, String)> = BUILTIN_PATTERNS
+        .iter()
+        .map(|(name, pattern)| (name.to_string(), pattern.to_string()))
+        .collect();
+    for (name, pattern) in &config.patterns {
+        match patterns.iter_mut().find(|(known, _)| known == name) {
+            Some(entry) => entry.1.clone_from(pattern),
+            None => patterns.push((name.clone(), pattern.clone())),
+        }
+    }
+    patterns.retain(|(_, pattern)| !pattern.is_empty());
+    patterns
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let mut parts: Vec<&str> = parts.collect();
+    let Some(last) = parts.pop() else {
+        return rest.is_empty();
+    };
+    for part in parts {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// A regex matching exactly `bytes` (any byte, UTF-8 or not).
+fn escape_bytes(bytes: &[u8]) -> String {
+    let mut pattern = String::with_capacity(bytes.len() * 2);
+    for chunk in bytes.utf8_chunks() {
+        pattern.push_str(&regex::escape(chunk.valid()));
+        for byte in chunk.invalid() {
+            pattern.push_str(&format!(r"\x{byte:02x}"));
+        }
+    }
+    pattern
+}
+
+/// The redaction stage of one stream.
+#[derive(Debug)]
+pub struct Redactor {
+    secrets: Arc<Secrets>,
+    /// Bytes read but not yet passed on.
+    pending: Vec<u8>,
+    /// What the last call passed on.
+    out: Vec<u8>,
+}
+
+impl Redactor {
+    pub fn new(secrets: Arc<Secrets>) -> Redactor {
+        Redactor {
+            secrets,
+            pending: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Takes the next chunk; returns what can be passed on now, secrets replaced.
+    pub fn feed(&mut self, bytes: &[u8]) -> &[u8] {
+        self.out.clear();
+        if self.pending.is_empty() {
+            let hold = self.secrets.hold_point(bytes);
+            let used = self.secrets.replace(bytes, hold, &mut self.out);
+            self.pending.extend_from_slice(&bytes[used..]);
+        } else {
+            self.pending.extend_from_slice(bytes);
+            let hold = self.secrets.hold_point(&self.pending);
+            let used = self.secrets.replace(&self.pending, hold, &mut self.out);
+            self.pending.drain(..used);
+        }
+        &self.out
+    }
+
+    /// The end of the stream: everything held back, secrets replaced.
+    pub fn finish(&mut self) -> &[u8] {
+        self.out.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.secrets
+            .replace(&pending, pending.len(), &mut self.out);
+        &self.out
+    }
+
+    /// What `finish` would pass on, without ending the stream (for a call whose command
+    /// goes on as a job: its result shows the line being written). A secret value that is
+    /// only partly written yet is replaced too.
+    pub fn preview(&self) -> Vec<u8> {
+        let mut out = self.secrets.redact(&self.pending);
+        let partial = self.secrets.values.iter().find_map(|(value, index)| {
+            (PARTIAL_MIN_BYTES..value.len())
+                .rev()
+                .find(|&len| out.ends_with(&value[..len]))
+                .map(|len| (len, *index))
+        });
+        if let Some((len, index)) = partial {
+            out.truncate(out.len() - len);
+            out.extend_from_slice(&self.secrets.labels[index]);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn secrets(env: &[(&str, &str)]) -> Arc<Secrets> {
+        let env = env.iter().map(|(name, value)| (*name, value.as_bytes()));
+        Arc::new(Secrets::new(env, &SecretsConfig::default()).unwrap())
+    }
+
+    fn streamed(secrets: &Arc<Secrets>, input: &[u8], cuts: &[usize]) -> Vec<u8> {
+        let mut redactor = Redactor::new(secrets.clone());
+        let mut out = Vec::new();
+        let mut at = 0;
+        for &cut in cuts {
+            let cut = cut.clamp(at, input.len());
+            out.extend_from_slice(redactor.feed(&input[at..cut]));
+            at = cut;
+        }
+        out.extend_from_slice(redactor.feed(&input[at..]));
+        out.extend_from_slice(redactor.finish());
+        out
+    }
+
+    #[test]
+    fn names_that_look_secret() {
+        let config = SecretsConfig::default();
+        for name in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+            "MYSQL_PASSWD",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "SSH_PRIVATE_KEY_FILE",
+        ] {
+            assert!(is_secret_name(name, &config), "{name}");
+        }
+        for name in ["PATH", "HOME", "KEYBOARD", "MONKEY_BUSINESS", "TOKENS_"] {
+            assert_eq!(is_secret_name(name, &config), name == "TOKENS_", "{name}");
+        }
+        let config = SecretsConfig {
+            names: vec!["DATABASE_URL".into(), "*_DSN".into()],
+            ignore_names: vec!["TOKENIZERS_*".into()],
+            ..SecretsConfig::default()
+        };
+        assert!(is_secret_name("DATABASE_URL", &config));
+        assert!(is_secret_name("SENTRY_DSN", &config));
+        assert!(!is_secret_name("TOKENIZERS_PARALLELISM", &config));
+    }
+
+    #[test]
+    fn values_and_shapes_are_replaced() {
+        let secrets = secrets(&[
+            ("GITHUB_TOKEN", "hunter2-but-longer"),
+            ("SHORT_KEY", "abc"),
+            ("HOME", "/root/home-dir-path"),
+        ]);
+        let aws = "AKIAIOSFODNN7EXAMPLE";
+        let input = format!(
+            "token=hunter2-but-longer short=abc home=/root/home-dir-path aws={aws} \
+             gh=ghp_{} sk=sk-proj-abcdefghij0123456789XYZ task-runner-abcdefghijklmnopqrstuvw\n",
+            "a".repeat(36)
+        );
+        let out = String::from_utf8(secrets.redact(input.as_bytes())).unwrap();
+        assert_eq!(
+            out,
+            "token=[redacted:GITHUB_TOKEN] short=abc home=/root/home-dir-path \
+             aws=[redacted:aws_access_key] gh=[redacted:github_token] sk=[redacted:api_key_sk] \
+             task-runner-abcdefghijklmnopqrstuvw\n"
+        );
+    }
+
+    #[test]
+    fn private_key_blocks_are_replaced_whole_even_when_streamed_line_by_line() {
+        let secrets = secrets(&[]);
+        let input = "before\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQUJDREVGRw==\n-----END OPENSSH PRIVATE KEY-----\nafter\n";
+        let cuts: Vec<usize> = input.match_indices('\n').map(|(at, _)| at + 1).collect();
+        let out = streamed(&secrets, input.as_bytes(), &cuts);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "before\n[redacted:private_key]\nafter\n"
+        );
+    }
+
+    #[test]
+    fn a_complete_line_passes_at_once_and_the_line_being_written_waits() {
+        let secrets = secrets(&[("API_TOKEN", "s3cr3t-value")]);
+        let mut redactor = Redactor::new(secrets);
+        assert_eq!(redactor.feed(b"one\ntwo s3cr3t"), b"one\n");
+        assert_eq!(redactor.preview(), b"two [redacted:API_TOKEN]");
+        assert_eq!(redactor.feed(b"-value\nthree"), b"two [redacted:API_TOKEN]\n");
+        assert_eq!(redactor.finish(), b"three");
+    }
+
+    #[test]
+    fn a_multi_line_secret_is_held_back_until_it_is_complete() {
+        let secrets = secrets(&[("DEPLOY_KEY", "line-one-abc\nline-two-def\n")]);
+        let mut redactor = Redactor::new(secrets);
+        assert_eq!(redactor.feed(b"start\nline-one-abc\n"), b"start\n");
+        assert_eq!(
+            redactor.feed(b"line-two-def\nend\n"),
+            b"[redacted:DEPLOY_KEY]end\n"
+        );
+    }
+
+    #[test]
+    fn an_endless_line_is_passed_on_in_pieces() {
+        let secrets = secrets(&[("API_TOKEN", "s3cr3t-value")]);
+        let mut redactor = Redactor::new(secrets);
+        let mut passed = 0;
+        for _ in 0..100 {
+            passed += redactor.feed(&[b'x'; 4096]).len();
+        }
+        assert!(passed >= 400 * KIB - MAX_HOLD_BYTES - 2 * KIB, "{passed}");
+        assert!(redactor.pending.len() <= MAX_HOLD_BYTES + 2 * KIB);
+    }
+
+    #[test]
+    fn bad_patterns_and_switched_off_builtins() {
+        let config = SecretsConfig {
+            patterns: vec![("broken".into(), "(".into())],
+            ..SecretsConfig::default()
+        };
+        let err = Secrets::new([], &config).unwrap_err().to_string();
+        assert!(err.contains("secrets.patterns.broken"), "{err}");
+        let config = SecretsConfig {
+            patterns: vec![
+                ("aws_access_key".into(), String::new()),
+                ("internal".into(), "corp-[0-9]{6}".into()),
+            ],
+            ..SecretsConfig::default()
+        };
+        let secrets = Secrets::new([], &config).unwrap();
+        assert_eq!(
+            secrets.redact(b"AKIAIOSFODNN7EXAMPLE corp-123456"),
+            b"AKIAIOSFODNN7EXAMPLE [redacted:internal]"
+        );
+        let pass = SecretsConfig {
+            mode: SecretsMode::Pass,
+            ..SecretsConfig::default()
+        };
+        let secrets = Secrets::new([("API_TOKEN", &b"s3cr3t-value"[..])], &pass).unwrap();
+        assert!(secrets.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn splitting_the_stream_never_changes_the_result(
+            words in proptest::collection::vec(
+                prop_oneof![
+                    Just("s3cr3t-value".to_string()),
+                    Just("multi\nline-secret".to_string()),
+                    Just(format!(" ghp_{}", "Z".repeat(36))),
+                    Just("-----BEGIN RSA PRIVATE KEY-----\nQUJD\n-----END RSA PRIVATE KEY-----".to_string()),
+                    "[a-z \n]{0,12}",
+                    Just("\n".to_string()),
+                    Just("s3cr3t".to_string()),
+                ],
+                0..24,
+            ),
+            cuts in proptest::collection::vec(0usize..400, 0..12),
+        ) {
+            let secrets = secrets(&[("API_TOKEN", "s3cr3t-value"), ("SSH_KEY", "multi\nline-secret")]);
+            let input = words.concat();
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let whole = secrets.redact(input.as_bytes());
+            prop_assert_eq!(streamed(&secrets, input.as_bytes(), &cuts), whole.clone());
+            let text = String::from_utf8(whole).unwrap();
+            prop_assert!(!text.contains("s3cr3t-value"));
+            prop_assert!(!text.contains("multi\nline-secret"));
+            prop_assert!(!text.contains("ghp_ZZZZ"));
+            prop_assert!(!text.contains("QUJD"));
+        }
+    }
+}
