@@ -10,4 +10,5 @@ mod library;
 mod output;
 mod processes;
 mod schema;
+mod secrets;
 mod support;

@@ -1,0 +1,154 @@
+//! Secrets stay out of every output: the model's text, the JSON, spill files and job files,
+//! whatever prints them (`env`, `printenv`, `/proc/self/environ`), and `remove` / `pass`.
+
+use agent_bash_core::jobs::JobStatus;
+use agent_bash_core::{Config, Request, Session};
+use serde_json::Value;
+
+use crate::support::agent_bash_env;
+
+const SECRET: &str = "s3cr3t-Value-0f-the-token";
+const GITHUB: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+
+fn env() -> [(&'static str, &'static str); 3] {
+    [
+        ("MY_API_TOKEN", SECRET),
+        ("GITHUB_TOKEN", GITHUB),
+        ("PLAIN_SETTING", "plain-value-12345"),
+    ]
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|err| panic!("runtime: {err}"))
+}
+
+/// Every file the result names.
+fn files_of(result: &Value) -> Vec<String> {
+    ["stdout_stats", "stderr_stats"]
+        .iter()
+        .filter_map(|stream| result[stream]["full_output_path"].as_str())
+        .map(|path| {
+            let bytes = std::fs::read(path).unwrap_or_else(|err| panic!("{path}: {err}"));
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+        .collect()
+}
+
+fn assert_clean(what: &str, text: &str) {
+    assert!(!text.contains(SECRET), "{what} holds the secret:\n{text}");
+    assert!(!text.contains(&GITHUB[4..]), "{what} holds the token:\n{text}");
+}
+
+#[test]
+fn no_secret_reaches_any_output_of_env_printenv_or_proc_environ() {
+    for command in [
+        "env",
+        "printenv MY_API_TOKEN; printenv GITHUB_TOKEN",
+        "printenv MY_API_TOKEN >&2",
+        "cat /proc/self/environ",
+        "tr '\\0' '\\n' < /proc/self/environ",
+        "echo \"url=https://x:$MY_API_TOKEN@host\"",
+        // Enough output to be cut, so the spill file holds the rest.
+        "for i in $(seq 3000); do echo \"$i $MY_API_TOKEN\"; done",
+    ] {
+        let json = agent_bash_env(&["run", "--json", "--", command], &env());
+        assert_clean(command, &json.stdout);
+        assert_clean(command, &json.stderr);
+        let result: Value = serde_json::from_str(&json.stdout)
+            .unwrap_or_else(|err| panic!("{command}: not JSON ({err}): {}", json.stdout));
+        for file in files_of(&result) {
+            assert_clean(&format!("{command}: spill file"), &file);
+        }
+        let text = agent_bash_env(&["run", "--", command], &env());
+        assert_clean(command, &text.stdout);
+    }
+    // Redacted, not dropped: the model sees which variable was there.
+    let text = agent_bash_env(&["run", "--", "env"], &env()).stdout;
+    assert!(text.contains("MY_API_TOKEN=[redacted:MY_API_TOKEN]"), "{text}");
+    assert!(text.contains("GITHUB_TOKEN=[redacted:GITHUB_TOKEN]"), "{text}");
+    assert!(text.contains("PLAIN_SETTING=plain-value-12345"), "{text}");
+}
+
+#[test]
+fn the_counts_describe_the_redacted_stream_and_the_spill_file_holds_it() {
+    let command = "for i in $(seq 3000); do echo \"$i $MY_API_TOKEN\"; done";
+    let run = agent_bash_env(&["run", "--json", "--", command], &env());
+    let result: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|err| panic!("{err}"));
+    let expected: String = (1..=3000)
+        .map(|i| format!("{i} [redacted:MY_API_TOKEN]\n"))
+        .collect();
+    assert_eq!(
+        result["stdout_stats"]["total_bytes"].as_u64(),
+        Some(expected.len() as u64)
+    );
+    assert_eq!(result["stdout_stats"]["total_lines"].as_u64(), Some(3000));
+    assert_eq!(files_of(&result), vec![expected]);
+}
+
+#[test]
+fn remove_mode_keeps_secret_variables_from_commands_and_pass_mode_shows_them() {
+    let command = "printenv MY_API_TOKEN; echo \"status=$?\"; printenv PLAIN_SETTING";
+    let mut vars = env().to_vec();
+    vars.push(("AGENT_BASH_SECRETS_MODE", "remove"));
+    let removed = agent_bash_env(&["run", "--", command], &vars).stdout;
+    assert!(removed.starts_with("status=1\nplain-value-12345"), "{removed}");
+
+    let mut vars = env().to_vec();
+    vars.push(("AGENT_BASH_SECRETS_MODE", "pass"));
+    let passed = agent_bash_env(&["run", "--", command], &vars).stdout;
+    assert!(passed.starts_with(&format!("{SECRET}\nstatus=0")), "{passed}");
+}
+
+#[test]
+fn values_set_by_the_config_and_configured_names_are_redacted_in_calls_and_jobs() {
+    runtime().block_on(async {
+        let mut config = Config::default();
+        config.env_set = vec![
+            ("DEPLOY_TOKEN".into(), SECRET.into()),
+            ("DATABASE_URL".into(), "postgres://u:pw-9876543@db/app".into()),
+        ];
+        config.secrets.names = vec!["database_url".into()];
+        let session = Session::new(std::env::temp_dir(), config)
+            .unwrap_or_else(|err| panic!("session: {err}"));
+        let outcome = session
+            .run(Request::new("echo \"$DEPLOY_TOKEN $DATABASE_URL\""))
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(
+            outcome.stdout,
+            "[redacted:DEPLOY_TOKEN] [redacted:DATABASE_URL]"
+        );
+
+        // A job prints the secret in two writes, with a pause between them so that they
+        // reach the job as two reads.
+        let started = session
+            .run(
+                Request::new(
+                    "printf 'key=%s' \"${DEPLOY_TOKEN:0:9}\"; sleep 0.2; \
+                     printf '%s done\\n' \"${DEPLOY_TOKEN:9}\"",
+                )
+                .background(),
+            )
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        let id = started.job_id.unwrap_or_else(|| panic!("no job"));
+        let mut text = String::new();
+        let read = loop {
+            let read = session
+                .job_output(id, 30, None)
+                .await
+                .unwrap_or_else(|err| panic!("{err}"));
+            text.push_str(&read.stdout);
+            if read.job.status != JobStatus::Running {
+                break read;
+            }
+        };
+        assert_eq!(text, "key=[redacted:DEPLOY_TOKEN] done", "{read:?}");
+        let file = std::fs::read_to_string(&read.job.stdout_path)
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(file, "key=[redacted:DEPLOY_TOKEN] done\n");
+    });
+}
