@@ -1,11 +1,16 @@
-//! Output pipeline throughput: bytes through sniff → sanitize → lines → window (→ spill).
+//! Output pipeline throughput: bytes through (redact →) sniff → sanitize → lines → window
+//! (→ spill). The `redacting/*` cases add the secret stage with the built-in token patterns
+//! and five secret values, as a session with secrets in its environment has.
 //!
 //! The spill cap is 0 here so the figures are the CPU cost of the pipeline, not the disk's.
 //! Run: `cargo bench --bench pipeline`.
 
 use std::hint::black_box;
 
-use agent_bash_core::Budget;
+use std::sync::Arc;
+
+use agent_bash_core::output::redact::Secrets;
+use agent_bash_core::{Budget, SecretsConfig};
 use agent_bash_core::output::Capture;
 use agent_bash_core::output::spill::SpillDir;
 use agent_bash_core::output::window::Share;
@@ -59,9 +64,40 @@ fn one_long_line() -> Vec<u8> {
     vec![b'a'; INPUT_BYTES]
 }
 
-fn run_pipeline(input: &[u8], dir: &std::sync::Arc<SpillDir>) -> usize {
+/// Plain output where one line in a hundred prints a secret.
+fn with_secrets() -> Vec<u8> {
+    let mut out = Vec::with_capacity(INPUT_BYTES);
+    let mut n = 0u64;
+    while out.len() < INPUT_BYTES {
+        n += 1;
+        let line = if n % 100 == 0 {
+            format!("   Deploying with token s3cr3t-value-number-3 and ghp_{:036}\n", n)
+        } else {
+            format!("   Compiling crate-number-{n} v0.1.{n} (/work/project/crates/crate-{n})\tok\n")
+        };
+        out.extend_from_slice(line.as_bytes());
+    }
+    out
+}
+
+fn secrets() -> Arc<Secrets> {
+    let values: Vec<(String, String)> = (0..5)
+        .map(|n| (format!("SERVICE_{n}_TOKEN"), format!("s3cr3t-value-number-{n}")))
+        .collect();
+    let env = values
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()));
+    Arc::new(
+        Secrets::new(env, &SecretsConfig::default()).unwrap_or_else(|err| panic!("{err}")),
+    )
+}
+
+fn run_pipeline(input: &[u8], dir: &Arc<SpillDir>, secrets: Option<&Arc<Secrets>>) -> usize {
     let budget = Budget::default();
     let mut capture = Capture::new("stdout", budget, dir.clone(), "bench-stdout".into(), 0);
+    if let Some(secrets) = secrets {
+        capture = capture.redacting(secrets);
+    }
     for chunk in input.chunks(CHUNK_BYTES) {
         capture.feed(chunk);
     }
@@ -86,7 +122,19 @@ fn pipeline(c: &mut Criterion) {
         ("one_long_line", one_long_line()),
     ] {
         group.bench_function(name, |b| {
-            b.iter(|| black_box(run_pipeline(black_box(&input), &dir)))
+            b.iter(|| black_box(run_pipeline(black_box(&input), &dir, None)))
+        });
+    }
+    let secrets = secrets();
+    for (name, input) in [
+        ("redacting/plain", plain()),
+        ("redacting/with_secrets", with_secrets()),
+        ("redacting/ansi", ansi()),
+        ("redacting/binary", binary()),
+        ("redacting/one_long_line", one_long_line()),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(run_pipeline(black_box(&input), &dir, Some(&secrets))))
         });
     }
     group.finish();

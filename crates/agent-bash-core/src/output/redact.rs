@@ -81,6 +81,7 @@ pub struct Secrets {
     keep_bytes: usize,
     /// Whether a PEM block in progress must be held back.
     blocks: bool,
+    begin: memmem::Finder<'static>,
     /// The variables whose values are redacted, for `remove` mode and for display.
     names: Vec<String>,
 }
@@ -95,6 +96,7 @@ impl Secrets {
             values: Vec::new(),
             keep_bytes: 0,
             blocks: false,
+            begin: memmem::Finder::new(BEGIN),
             names: Vec::new(),
         }
     }
@@ -165,6 +167,7 @@ impl Secrets {
                 .collect(),
             keep_bytes: values.first().map_or(0, |(_, value)| value.len()).max(KIB),
             blocks,
+            begin: memmem::Finder::new(BEGIN),
             names,
         })
     }
@@ -205,13 +208,21 @@ impl Secrets {
         end
     }
 
+    /// True if a secret starts in `data` before `hold`.
+    fn finds_before(&self, data: &[u8], hold: usize) -> bool {
+        self.regex
+            .as_ref()
+            .and_then(|regex| regex.find(data))
+            .is_some_and(|found| found.start() < hold)
+    }
+
     /// Where the bytes that a later byte could still turn into a secret begin.
     fn hold_point(&self, data: &[u8]) -> usize {
         let mut hold = memchr::memrchr(b'\n', data).map_or(0, |at| at + 1);
-        if self.blocks {
+        if self.blocks && self.begin.find(&data[..hold]).is_some() {
             // The first block begun after the last complete end line, if any, is still open.
             let after = memmem::rfind(&data[..hold], END).unwrap_or(0);
-            if let Some(begin) = memmem::find(&data[after..hold], BEGIN) {
+            if let Some(begin) = self.begin.find(&data[after..hold]) {
                 hold = after + begin;
             }
         }
@@ -297,8 +308,10 @@ fn escape_bytes(bytes: &[u8]) -> String {
 #[derive(Debug)]
 pub struct Redactor {
     secrets: Arc<Secrets>,
-    /// Bytes read but not yet passed on.
+    /// Bytes read but not yet passed on (after the first `passed`).
     pending: Vec<u8>,
+    /// Bytes at the start of `pending` that the last call passed on.
+    passed: usize,
     /// What the last call passed on.
     out: Vec<u8>,
 }
@@ -308,28 +321,42 @@ impl Redactor {
         Redactor {
             secrets,
             pending: Vec::new(),
+            passed: 0,
             out: Vec::new(),
         }
     }
 
-    /// Takes the next chunk; returns what can be passed on now, secrets replaced.
-    pub fn feed(&mut self, bytes: &[u8]) -> &[u8] {
-        self.out.clear();
+    /// Takes the next chunk; returns what can be passed on now, secrets replaced. Output
+    /// without secrets is passed on without a copy.
+    pub fn feed<'a>(&'a mut self, bytes: &'a [u8]) -> &'a [u8] {
+        self.pending.drain(..std::mem::take(&mut self.passed));
         if self.pending.is_empty() {
             let hold = self.secrets.hold_point(bytes);
+            if !self.secrets.finds_before(bytes, hold) {
+                self.pending.extend_from_slice(&bytes[hold..]);
+                return &bytes[..hold];
+            }
+            self.out.clear();
             let used = self.secrets.replace(bytes, hold, &mut self.out);
             self.pending.extend_from_slice(&bytes[used..]);
-        } else {
-            self.pending.extend_from_slice(bytes);
-            let hold = self.secrets.hold_point(&self.pending);
-            let used = self.secrets.replace(&self.pending, hold, &mut self.out);
-            self.pending.drain(..used);
+            return &self.out;
         }
+        self.pending.extend_from_slice(bytes);
+        let hold = self.secrets.hold_point(&self.pending);
+        if !self.secrets.finds_before(&self.pending, hold) {
+            // Dropped from `pending` at the next call, once the caller is done with it.
+            self.passed = hold;
+            return &self.pending[..hold];
+        }
+        self.out.clear();
+        let used = self.secrets.replace(&self.pending, hold, &mut self.out);
+        self.pending.drain(..used);
         &self.out
     }
 
     /// The end of the stream: everything held back, secrets replaced.
     pub fn finish(&mut self) -> &[u8] {
+        self.pending.drain(..std::mem::take(&mut self.passed));
         self.out.clear();
         let pending = std::mem::take(&mut self.pending);
         self.secrets
@@ -341,7 +368,7 @@ impl Redactor {
     /// goes on as a job: its result shows the line being written). A secret value that is
     /// only partly written yet is replaced too.
     pub fn preview(&self) -> Vec<u8> {
-        let mut out = self.secrets.redact(&self.pending);
+        let mut out = self.secrets.redact(&self.pending[self.passed..]);
         let partial = self.secrets.values.iter().find_map(|(value, index)| {
             (PARTIAL_MIN_BYTES..value.len())
                 .rev()
