@@ -17,6 +17,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// `timeout` do: distinct from any status the command's shell would give.
 const TOOL_FAILURE: u8 = 125;
 
+/// Exit status of `run` when the policy refused the command (nothing ran), as a shell
+/// gives for a command it cannot execute.
+const REFUSED: u8 = 126;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "agent-bash",
@@ -46,6 +50,33 @@ enum Command {
     /// Layers, later ones winning: defaults, ~/.config/agent-bash/config.toml,
     /// <root>/.agent-bash.toml, --config FILE, AGENT_BASH_* variables, flags.
     Config(ConfigArgs),
+    /// Show what the policy decides for a command, without running anything.
+    ///
+    /// Prints each simple command found (through pipelines, lists, substitutions, `bash -c`,
+    /// `eval`, wrappers such as `sudo` or `xargs`), the decision on it and the rule that
+    /// decided, then the overall decision. Exits 0 for allow, 1 for ask, 2 for deny.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Session root, whose .agent-bash.toml is read. Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// A settings file read after the user and project files.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print `{"decision", "segments": [{"argv", "decision", "rule"}], "reason", "rule"}`.
+    #[arg(long)]
+    json: bool,
+    /// The shell code to check (several words are joined with spaces).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    command: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -171,6 +202,49 @@ fn run_cli() -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp(args),
         Command::Schema(args) => schema(&args),
         Command::Config(args) => show_config(args),
+        Command::Check(args) => check(args),
+    }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    use agent_bash_core::Decision;
+    let root = root_or_cwd(args.root)?;
+    let config = settings(&root, args.config, Vec::new())?.config;
+    let policy = agent_bash_core::policy::Policy::new(&config.policy)
+        .map_err(|err| anyhow::anyhow!("policy: {err}"))?;
+    let verdict = policy.check(&args.command.join(" "));
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&verdict)?)?;
+    } else {
+        writeln!(stdout, "{}", render::verdict(&verdict))?;
+    }
+    Ok(ExitCode::from(match verdict.decision {
+        Decision::Allow => 0,
+        Decision::Ask => 1,
+        Decision::Deny => 2,
+    }))
+}
+
+/// Asks the person at the terminal whether to run a command the policy wants approved;
+/// without a terminal there is nobody to ask.
+fn ask_at_terminal(verdict: &agent_bash_core::Verdict, command: &str) -> agent_bash_core::Approval {
+    use agent_bash_core::Approval;
+    use std::io::IsTerminal as _;
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Approval::NotAsked;
+    }
+    let why = verdict.reason.as_deref().unwrap_or("the policy asks for approval");
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(
+        stderr,
+        "agent-bash: `{command}` needs approval ({why}). Run it? [y/N] "
+    );
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    match std::io::stdin().read_line(&mut answer) {
+        Ok(_) if matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") => Approval::Approved,
+        _ => Approval::Declined,
     }
 }
 
@@ -324,12 +398,19 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.max_jobs = 0;
     config.on_timeout = OnTimeout::Kill;
     let session = Session::new(root, config)?;
+    let command = args.command.join(" ");
+    let verdict = session.check(&command);
+    let approval = match verdict.decision {
+        agent_bash_core::Decision::Ask => ask_at_terminal(&verdict, &command),
+        _ => agent_bash_core::Approval::NotAsked,
+    };
     let request = Request {
-        command: args.command.join(" "),
+        command,
         cwd: args.cwd,
         timeout_secs: args.timeout,
-        background: false,
-    };
+        ..Request::default()
+    }
+    .approval(approval);
 
     // Ctrl-C or SIGTERM stops the command's tree and still prints what it printed.
     let cancel = CancellationToken::new();
@@ -364,6 +445,9 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         if err.kind() != std::io::ErrorKind::BrokenPipe {
             return Err(err).context("cannot write to stdout");
         }
+    }
+    if outcome.refused.is_some() {
+        return Ok(ExitCode::from(REFUSED));
     }
     let status = outcome.shell_status(finished.raw_signal);
     Ok(ExitCode::from(u8::try_from(status & 0xff).unwrap_or(1)))

@@ -8,6 +8,7 @@ mod errors;
 mod jobs;
 mod library;
 mod output;
+mod policy;
 mod processes;
 mod schema;
 mod secrets;

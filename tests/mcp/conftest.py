@@ -54,12 +54,18 @@ def eventually(condition, limit=5.0):
 
 
 @asynccontextmanager
-async def server(root=None, extra_args=()):
-    """An MCP client session with `agent-bash mcp` over stdio."""
+async def server(root=None, extra_args=(), elicitation_callback=None, env=None):
+    """An MCP client session with `agent-bash mcp` over stdio. With `elicitation_callback`
+    the client declares elicitation and answers the server's questions with it; `env` is
+    added to the server's environment."""
     root = root or tempfile.mkdtemp(prefix="agent-bash-mcp-")
-    params = StdioServerParameters(command=BIN, args=["mcp", "--root", root, *extra_args])
+    params = StdioServerParameters(
+        command=BIN,
+        args=["mcp", "--root", root, *extra_args],
+        env={**os.environ, **(env or {})},
+    )
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, elicitation_callback=elicitation_callback) as session:
             await session.initialize()
             yield session
 

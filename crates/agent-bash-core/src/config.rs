@@ -48,6 +48,28 @@ pub struct Config {
     pub env_remove: Vec<String>,
     /// Which secrets are kept out of the output, and how.
     pub secrets: SecretsConfig,
+    /// The rules that decide which commands run, are asked about, or are refused.
+    pub policy: agent_bash_policy::PolicySettings,
+    /// The record of every call.
+    pub audit: AuditConfig,
+}
+
+/// The audit log: one JSON line per call, refused ones included.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditConfig {
+    pub enabled: bool,
+    /// The file lines are appended to. `None`: `audit.jsonl` in the session's output
+    /// directory.
+    pub path: Option<PathBuf>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> AuditConfig {
+        AuditConfig {
+            enabled: true,
+            path: None,
+        }
+    }
 }
 
 /// What happens to secrets: values of secret-named variables and token-shaped text.
@@ -182,6 +204,8 @@ impl Default for Config {
             env_set: Vec::new(),
             env_remove: Vec::new(),
             secrets: SecretsConfig::default(),
+            policy: agent_bash_policy::PolicySettings::default(),
+            audit: AuditConfig::default(),
         }
     }
 }

@@ -30,6 +30,7 @@
 //! # }
 //! ```
 
+pub mod audit;
 pub mod collect;
 pub mod config;
 pub mod env;
@@ -38,6 +39,7 @@ pub mod exit;
 pub mod jobs;
 pub mod outcome;
 pub mod output;
+pub mod policy;
 pub mod procs;
 pub mod render;
 pub mod request;
@@ -50,6 +52,7 @@ pub use config::{Budget, Config, OnTimeout, SecretsConfig, SecretsMode};
 pub use error::Error;
 pub use jobs::{JobInfo, JobList, JobOutput, JobStatus};
 pub use outcome::Outcome;
+pub use policy::{Approval, Decision, Verdict};
 pub use request::Request;
 pub use session::{Finished, Session};
 pub use tokio_util::sync::CancellationToken;

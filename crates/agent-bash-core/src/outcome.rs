@@ -48,6 +48,9 @@ pub struct Outcome {
     /// at its timeout, or processes it left running), if it became one.
     pub job_id: Option<u64>,
     pub job: Option<crate::jobs::JobInfo>,
+    /// Why the policy refused the command, when it did (nothing was run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<crate::policy::Refusal>,
 }
 
 impl Outcome {
@@ -138,6 +141,7 @@ pub fn assemble(
         notes,
         job_id: None,
         job: None,
+        refused: None,
     };
     (outcome, raw_signal)
 }

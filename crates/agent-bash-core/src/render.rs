@@ -20,6 +20,9 @@ const LISTED_PROCESSES: usize = 5;
 
 /// The model's view of `outcome`.
 pub fn text(outcome: &Outcome) -> String {
+    if let Some(refusal) = &outcome.refused {
+        return refused(refusal);
+    }
     let mut out = String::with_capacity(outcome.stdout.len() + outcome.stderr.len() + 256);
     let stdout_binary = binary_notice("stdout", &outcome.stdout_stats);
     let stderr_binary = binary_notice("stderr", &outcome.stderr_stats);
@@ -86,6 +89,68 @@ pub fn text(outcome: &Outcome) -> String {
             "hint: the command did not finish in {} s; rerun with a larger timeout_secs, or make it faster",
             outcome.timeout_secs
         );
+    }
+    out.pop();
+    out
+}
+
+/// The policy's decision on a command, one line per simple command found, then the
+/// overall decision (`agent-bash check`).
+pub fn verdict(verdict: &crate::policy::Verdict) -> String {
+    let name = |decision: crate::policy::Decision| match decision {
+        crate::policy::Decision::Allow => "allow",
+        crate::policy::Decision::Ask => "ask",
+        crate::policy::Decision::Deny => "deny",
+    };
+    let mut out = String::new();
+    for segment in &verdict.segments {
+        let _ = write!(out, "{:<5}  {}", name(segment.decision), segment.argv.join(" "));
+        if !segment.redirects.is_empty() {
+            let _ = write!(out, " {}", segment.redirects.join(" "));
+        }
+        match (&segment.rule, &segment.reason) {
+            (Some(rule), _) => {
+                let _ = write!(out, "  [rule {rule}]");
+            }
+            (None, Some(reason)) => {
+                let _ = write!(out, "  [{}]", clip(reason, 200));
+            }
+            (None, None) => out.push_str("  [default]"),
+        }
+        if !segment.via.is_empty() {
+            let _ = write!(out, "  (in {})", segment.via.join(" › "));
+        }
+        out.push('\n');
+    }
+    let _ = write!(out, "decision: {}", name(verdict.decision));
+    if let Some(rule) = &verdict.rule {
+        let _ = write!(out, " (rule {rule})");
+    }
+    if let Some(reason) = &verdict.reason {
+        let _ = write!(out, ": {reason}");
+    }
+    out
+}
+
+/// A refused call: what decided, why, and what would allow it.
+fn refused(refusal: &crate::policy::Refusal) -> String {
+    let what = if refusal.decision == "deny" {
+        "denied"
+    } else {
+        "not approved"
+    };
+    let mut out = format!("[refused by policy: {what}; nothing was run]\n");
+    let _ = write!(out, "reason: {}", clip(&refusal.reason, 500));
+    if let Some(rule) = &refusal.rule {
+        let _ = write!(out, " (rule `{rule}`)");
+    }
+    out.push('\n');
+    if !refusal.segment.is_empty() {
+        let words = refusal.segment.join(" ");
+        let _ = writeln!(out, "command: {}", clip(&words, 300));
+    }
+    if let Some(hint) = &refusal.hint {
+        let _ = writeln!(out, "hint: {}", clip(hint, 500));
     }
     out.pop();
     out

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::policy::Approval;
 
 /// One command as a caller asks for it (the MCP `bash` tool's arguments, the CLI's flags).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -25,6 +26,10 @@ pub struct Request {
     /// Start the command as a background job and return at once.
     #[serde(default)]
     pub background: bool,
+    /// What the user said about a command the policy wants approved. Never read from the
+    /// wire: only the adapter that asked the user sets it.
+    #[serde(skip)]
+    pub approval: Approval,
 }
 
 impl Request {
@@ -51,6 +56,12 @@ impl Request {
     /// Starts the command as a background job.
     pub fn background(mut self) -> Request {
         self.background = true;
+        self
+    }
+
+    /// Records what the user said when asked to approve the command.
+    pub fn approval(mut self, approval: Approval) -> Request {
+        self.approval = approval;
         self
     }
 }

@@ -18,7 +18,9 @@ use crate::outcome::{self, Outcome};
 use crate::output::Capture;
 use crate::output::redact::{self, Secrets};
 use crate::output::spill::SpillDir;
-use crate::request::{self, Request};
+use crate::policy::{self, Approval, Decision, Policy, Verdict};
+use crate::request::{self, Call, Request};
+use crate::audit;
 use crate::spawn::{self, GroupGuard, Plan};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
@@ -36,6 +38,9 @@ pub struct Session {
     env_remove: Vec<String>,
     /// What is redacted from every stream of every call and job.
     secrets: Arc<Secrets>,
+    policy: Policy,
+    /// Whether each call is recorded, and where: `None` in the session's output directory.
+    audit: Option<Option<PathBuf>>,
     spill_dir: Arc<SpillDir>,
     calls: AtomicU64,
     /// Process groups whose shell exited while some of their processes ran on, when they
@@ -99,6 +104,13 @@ impl Session {
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("agent-bash"));
         let (env_remove, secrets) = secret_environment(&config)?;
+        let policy = Policy::new(&config.policy)
+            .map_err(|err| Error::config("policy", err.to_string()))?;
+        let spill_dir = SpillDir::new(spill_parent);
+        let audit = config
+            .audit
+            .enabled
+            .then(|| config.audit.path.as_ref().map(|path| root.join(path)));
         Ok(Session {
             root,
             env: crate::env::noninteractive(&failing)
@@ -110,7 +122,9 @@ impl Session {
                 .collect(),
             env_remove,
             secrets: Arc::new(secrets),
-            spill_dir: SpillDir::new(spill_parent),
+            policy,
+            audit,
+            spill_dir,
             bash,
             config,
             calls: AtomicU64::new(0),
@@ -125,6 +139,24 @@ impl Session {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The policy's decision on `command`, with every simple command it found. Runs nothing.
+    pub fn check(&self, command: &str) -> Verdict {
+        self.policy.check(command)
+    }
+
+    /// Where calls are recorded, if anywhere (creates the session's output directory when
+    /// the log is kept there).
+    ///
+    /// # Errors
+    /// Why the session's output directory cannot be created.
+    pub fn audit_path(&self) -> Result<Option<PathBuf>, String> {
+        match &self.audit {
+            None => Ok(None),
+            Some(Some(path)) => Ok(Some(path.clone())),
+            Some(None) => Ok(Some(audit::default_path(&self.spill_dir.path()?))),
+        }
     }
 
     /// The variables whose values are redacted from every output.
@@ -257,6 +289,67 @@ impl Session {
         progress: Option<&tokio::sync::watch::Sender<Progress>>,
     ) -> Result<Finished, Error> {
         let call = request::validate(&request, &self.root, &self.config)?;
+        let verdict = self.policy.check(&call.command);
+        let approved = match (verdict.decision, request.approval) {
+            (Decision::Allow, _) => None,
+            (Decision::Ask, Approval::Approved) => Some(true),
+            (Decision::Deny, _) | (Decision::Ask, _) => {
+                return Ok(self.refuse(&call, &verdict, request.approval));
+            }
+        };
+        let mut finished = self.run_allowed(call, request, cancel, progress).await?;
+        self.record(&mut finished.outcome, &verdict, approved);
+        Ok(finished)
+    }
+
+    /// A call the policy refused: nothing runs; the result says why and what would allow it.
+    fn refuse(&self, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
+        let mut outcome = Outcome {
+            command: call.command.clone(),
+            cwd: call.cwd.clone(),
+            timeout_secs: call.timeout.as_secs(),
+            refused: Some(policy::refusal(verdict, approval)),
+            ..Outcome::default()
+        };
+        let approved = (approval == Approval::Declined).then_some(false);
+        self.record(&mut outcome, verdict, approved);
+        Finished {
+            outcome,
+            raw_signal: None,
+        }
+    }
+
+    /// Appends the call to the audit log; a failure to is noted in the result.
+    fn record(&self, outcome: &mut Outcome, verdict: &Verdict, approved: Option<bool>) {
+        let path = match self.audit_path() {
+            Ok(Some(path)) => path,
+            Ok(None) => return,
+            Err(error) => {
+                let note = format!("the audit log could not be written: {error}");
+                outcome.notes.push(note);
+                return;
+            }
+        };
+        let decision = match verdict.decision {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        };
+        let entry = audit::Entry::of(outcome, decision, verdict.rule.as_deref(), approved);
+        if let Err(error) = audit::append(&path, &entry) {
+            outcome
+                .notes
+                .push(format!("the audit log could not be written: {error}"));
+        }
+    }
+
+    async fn run_allowed(
+        &self,
+        call: Call,
+        request: Request,
+        cancel: &CancellationToken,
+        progress: Option<&tokio::sync::watch::Sender<Progress>>,
+    ) -> Result<Finished, Error> {
         let id = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let mut script = None;
         let args: Vec<OsString> = if call.command.len() > LONGEST_ARGUMENT_BYTES {

@@ -20,6 +20,7 @@ use toml::{Table, Value};
 use crate::config::{Config, OnTimeout, SecretsMode};
 use crate::error::Error;
 use crate::output::redact::BUILTIN_PATTERNS;
+use agent_bash_policy::{Policy, PolicySettings};
 
 /// The project file's name, in the session root.
 pub const PROJECT_FILE: &str = ".agent-bash.toml";
@@ -91,6 +92,15 @@ struct FileSettings {
     output: Option<OutputSettings>,
     env: Option<EnvSettings>,
     secrets: Option<SecretsSettings>,
+    policy: Option<PolicySettings>,
+    audit: Option<AuditSettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditSettings {
+    enabled: Option<bool>,
+    path: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -158,6 +168,12 @@ pub const KEYS: &[(&str, bool)] = &[
     ("secrets.names", true),
     ("secrets.ignore_names", true),
     ("secrets.min_length", false),
+    ("policy.default", false),
+    ("policy.unknown", false),
+    ("policy.disable", true),
+    ("policy.rules", true),
+    ("audit.enabled", false),
+    ("audit.path", false),
 ];
 
 /// The environment variable that sets `key`.
@@ -262,10 +278,18 @@ fn read_file(path: &Path) -> Result<Table, Error> {
         reason: describe(&err, &text),
     })?;
     // Checked again as text, so that an unknown key or a wrong type has its line.
-    toml::from_str::<FileSettings>(&text).map_err(|err| Error::ConfigFile {
+    let settings = toml::from_str::<FileSettings>(&text).map_err(|err| Error::ConfigFile {
         path: path.to_path_buf(),
         reason: describe(&err, &text),
     })?;
+    // A file's own rules must hold on their own (their examples are checked here), so that
+    // a broken rule is reported against the file it is in.
+    if let Some(policy) = &settings.policy {
+        Policy::new(policy).map_err(|err| Error::ConfigFile {
+            path: path.to_path_buf(),
+            reason: format!("[policy] {err}"),
+        })?;
+    }
     Ok(table)
 }
 
@@ -434,6 +458,14 @@ fn apply(mut config: Config, settings: FileSettings) -> Result<Config, Error> {
         // Compiled here too, so that a bad pattern is reported against its layer.
         crate::output::redact::Secrets::new([], into)?;
     }
+    if let Some(policy) = settings.policy {
+        Policy::new(&policy).map_err(|err| Error::config("policy", err.to_string()))?;
+        config.policy = policy;
+    }
+    if let Some(audit) = settings.audit {
+        config.audit.enabled = audit.enabled.unwrap_or(config.audit.enabled);
+        config.audit.path = audit.path.or(config.audit.path);
+    }
     Ok(config)
 }
 
@@ -477,6 +509,18 @@ impl Settings {
                 },
             );
             let _ = writeln!(out, "{leaf} = {shown}  # {from}");
+        }
+        let _ = writeln!(
+            out,
+            "\n# Built-in policy rules (each denies; `policy.disable` switches one off by name):"
+        );
+        for (name, what) in agent_bash_policy::builtin_rules() {
+            let state = if self.config.policy.disable.iter().any(|off| off == name) {
+                "off"
+            } else {
+                "on"
+            };
+            let _ = writeln!(out, "#   {name} ({state}): {what}");
         }
         out.trim_start().to_string()
     }
@@ -546,6 +590,19 @@ fn defaults_table() -> Table {
         .collect();
     secrets.insert("patterns".into(), Value::Table(patterns));
     table.insert("secrets".into(), Value::Table(secrets));
+    let mut policy = Table::new();
+    policy.insert("default".into(), Value::String("allow".into()));
+    policy.insert("unknown".into(), Value::String("ask".into()));
+    policy.insert("disable".into(), Value::Array(Vec::new()));
+    policy.insert("rules".into(), Value::Array(Vec::new()));
+    table.insert("policy".into(), Value::Table(policy));
+    let mut audit = Table::new();
+    audit.insert("enabled".into(), Value::Boolean(true));
+    audit.insert(
+        "path".into(),
+        Value::String("audit.jsonl in the session's output directory".into()),
+    );
+    table.insert("audit".into(), Value::Table(audit));
     table
 }
 

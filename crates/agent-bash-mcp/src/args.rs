@@ -70,6 +70,7 @@ pub fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> 
             cwd: args.string("cwd")?.map(Into::into),
             timeout_secs: args.whole("timeout_secs", 1)?,
             background: args.boolean("background")?.unwrap_or(false),
+            ..Request::default()
         },
         description: args.string("description")?,
     })

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agent_bash_core::{CancellationToken, Progress, Session};
+use agent_bash_core::{Approval, CancellationToken, Decision, Progress, Session, Verdict};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, Tool,
 };
-use rmcp::service::{Peer, QuitReason, RequestContext, RoleServer};
+use rmcp::service::{ElicitationMode, Peer, QuitReason, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
@@ -171,10 +172,19 @@ impl Server {
         arguments: Option<&rmcp::model::JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let call = match args::bash(arguments) {
+        let mut call = match args::bash(arguments) {
             Ok(call) => call,
             Err(message) => return reply::refusal(&message),
         };
+        let verdict = self.session.check(&call.request.command);
+        if verdict.decision == Decision::Ask {
+            let asking = ask_user(&context.peer, &call.request.command, &verdict);
+            call.request.approval = tokio::select! {
+                approval = asking => approval,
+                () = context.ct.cancelled() => return reply::refusal("cancelled"),
+                () = self.shutdown.cancelled() => return reply::refusal("the server is stopping"),
+            };
+        }
         tracing::debug!(command = %call.request.command, description = ?call.description, "bash");
         let cancel = self.shutdown.child_token();
         let (progress_tx, progress_rx) = watch::channel(Progress::default());
@@ -250,6 +260,53 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let result = self.calls.track_future(self.call(request, context)).await;
         Ok(result.into())
+    }
+}
+
+/// Longest the server waits for the user to answer an approval question.
+const ASK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Asks the user, through MCP elicitation, whether to run a command the policy wants
+/// approved. A client that cannot be asked (no elicitation capability, or a protocol that
+/// forbids requests from the server) leaves the command not approved: it is refused, with
+/// the reason and a hint.
+async fn ask_user(peer: &Peer<RoleServer>, command: &str, verdict: &Verdict) -> Approval {
+    if !peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
+    {
+        return Approval::NotAsked;
+    }
+    let why = verdict
+        .reason
+        .as_deref()
+        .unwrap_or("the policy asks for approval");
+    let rule = verdict
+        .rule
+        .as_deref()
+        .map(|rule| format!(" (rule `{rule}`)"))
+        .unwrap_or_default();
+    let message = format!("The agent wants to run:\n\n{command}\n\n{why}{rule}. Allow it?");
+    let schema = ElicitationSchema::new(Default::default());
+    let asked = peer
+        .create_elicitation_with_timeout(
+            ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            },
+            Some(ASK_TIMEOUT),
+        )
+        .await;
+    match asked {
+        Ok(answer) => match answer.action {
+            ElicitationAction::Accept => Approval::Approved,
+            _ => Approval::Declined,
+        },
+        Err(err) => {
+            tracing::warn!(%err, "could not ask the user to approve a command");
+            Approval::NotAsked
+        }
     }
 }
 

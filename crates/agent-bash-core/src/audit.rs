@@ -1,0 +1,131 @@
+//! The audit log: one JSON line per call, appended as the call ends (a refused call as it
+//! is refused). Each line is one `write` to a file opened with `O_APPEND`, so lines of
+//! concurrent calls never interleave.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::outcome::Outcome;
+
+/// One line of the log.
+#[derive(Debug, Serialize)]
+pub struct Entry<'a> {
+    /// When the call ended, UTC (`2026-11-23T10:04:05.123Z`).
+    pub time: String,
+    pub command: &'a str,
+    pub cwd: &'a Path,
+    /// `allow`, `ask` or `deny`: the policy's decision.
+    pub decision: &'a str,
+    /// The rule that decided, if one did.
+    pub rule: Option<&'a str>,
+    /// For `ask`: whether the user approved (`None` when nobody could be asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// False if the call was refused (nothing ran).
+    pub ran: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<&'a str>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Bytes of output both streams gave (after redaction).
+    pub output_bytes: u64,
+    pub job_id: Option<u64>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry of a finished (or refused) call.
+    pub fn of(
+        outcome: &'a Outcome,
+        decision: &'a str,
+        rule: Option<&'a str>,
+        approved: Option<bool>,
+    ) -> Entry<'a> {
+        Entry {
+            time: utc_now(),
+            command: &outcome.command,
+            cwd: &outcome.cwd,
+            decision,
+            rule,
+            approved,
+            ran: outcome.refused.is_none(),
+            exit_code: outcome.exit_code,
+            signal: outcome.signal.as_deref(),
+            timed_out: outcome.timed_out,
+            duration_ms: outcome.duration_ms,
+            output_bytes: outcome.stdout_stats.total_bytes + outcome.stderr_stats.total_bytes,
+            job_id: outcome.job_id,
+        }
+    }
+}
+
+/// Appends `entry` to the log at `path`, creating the file (and its directory) if needed.
+///
+/// # Errors
+/// Why the line could not be written.
+pub fn append(path: &Path, entry: &Entry<'_>) -> Result<(), String> {
+    let mut line = serde_json::to_vec(entry).map_err(|err| err.to_string())?;
+    line.push(b'\n');
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| file.write_all(&line))
+        .map_err(|err| format!("cannot write {}: {err}", path.display()))
+}
+
+/// The default log file of a session whose output directory is `dir`.
+pub fn default_path(dir: &Path) -> PathBuf {
+    dir.join("audit.jsonl")
+}
+
+/// The current time as RFC 3339 UTC with milliseconds.
+fn utc_now() -> String {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (year, month, day) = civil_from_days(secs / 86_400);
+    let rest = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_780), (2026, 11, 23));
+        assert_eq!(civil_from_days(47_541), (2100, 3, 1));
+    }
+}

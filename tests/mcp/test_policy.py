@@ -1,0 +1,134 @@
+"""Policy and secrets over MCP: refusals as results, approval asked through elicitation,
+the audit log, and secrets kept out of what the client receives."""
+
+import json
+import os
+import pathlib
+import tempfile
+
+import pytest
+from mcp_types import ElicitResult
+
+from conftest import server, text_of
+
+pytestmark = pytest.mark.anyio
+
+# A rule that asks before `touch`, so that whether the command ran shows in the files.
+ASKING = """
+[[policy.rules]]
+name = "ask-before-touch"
+decision = "ask"
+command = "touch *"
+reason = "touch changes files"
+examples = ["touch a", "sudo touch b"]
+counter_examples = ["echo touch"]
+
+[audit]
+path = "audit.jsonl"
+"""
+
+
+def project(text=ASKING):
+    root = tempfile.mkdtemp(prefix="agent-bash-policy-")
+    pathlib.Path(root, ".agent-bash.toml").write_text(text)
+    return root
+
+
+async def bash(session, command, **extra):
+    return await session.call_tool("bash", {"command": command, **extra})
+
+
+async def test_a_denied_command_is_a_refusal_that_runs_nothing_and_the_server_keeps_serving():
+    root = project()
+    async with server(root) as session:
+        for command in [
+            "touch ran-1; mkfs.agentbashtest /dev/null",
+            "echo ok && bash -c \"'mkfs'.agentbashtest /dev/null\" && touch ran-2",
+        ]:
+            result = await bash(session, command)
+            assert result.is_error is True
+            text = text_of(result)
+            assert "refused by policy: denied; nothing was run" in text, text
+            refused = result.structured_content["refused"]
+            assert refused["decision"] == "deny"
+            assert refused["rule"] == "mkfs"
+            assert 'disable = ["mkfs"]' in refused["hint"]
+        assert not any(pathlib.Path(root, name).exists() for name in ["ran-1", "ran-2"])
+        result = await bash(session, "echo still serving")
+        assert result.is_error is False and text_of(result).startswith("still serving")
+
+
+async def test_ask_is_put_to_the_user_through_elicitation_and_their_answer_holds():
+    root = project()
+    asked = []
+    answers = iter(["accept", "decline"])
+
+    async def answer(context, params):
+        asked.append(params.message)
+        return ElicitResult(action=next(answers), content={})
+
+    async with server(root, elicitation_callback=answer) as session:
+        result = await bash(session, "touch approved")
+        assert result.is_error is False, text_of(result)
+        assert pathlib.Path(root, "approved").exists()
+        result = await bash(session, "touch declined")
+        assert result.is_error is True
+        assert result.structured_content["refused"]["reason"].startswith("the user declined")
+        assert not pathlib.Path(root, "declined").exists()
+        # Allowed commands are not asked about.
+        result = await bash(session, "echo no question")
+        assert result.is_error is False
+    assert len(asked) == 2
+    assert "touch approved" in asked[0] and "touch changes files" in asked[0]
+
+
+async def test_ask_without_elicitation_is_refused_with_a_hint_and_every_call_is_audited():
+    root = project()
+    async with server(root) as session:
+        result = await bash(session, "touch unasked")
+        assert result.is_error is True
+        refused = result.structured_content["refused"]
+        assert refused["decision"] == "ask"
+        assert refused["rule"] == "ask-before-touch"
+        assert "no way to ask" in refused["reason"]
+        assert 'decision = "allow"' in refused["hint"]
+        assert not pathlib.Path(root, "unasked").exists()
+        await bash(session, "echo hello; exit 3")
+        started = await bash(session, "sleep 30", background=True)
+        job_id = started.structured_content["job_id"]
+        await bash(session, "mkfs.agentbashtest /dev/null")
+        await session.call_tool("bash_kill", {"job_id": job_id})
+    lines = [json.loads(line) for line in pathlib.Path(root, "audit.jsonl").read_text().splitlines()]
+    assert [(l["command"], l["decision"], l["ran"]) for l in lines] == [
+        ("touch unasked", "ask", False),
+        ("echo hello; exit 3", "allow", True),
+        ("sleep 30", "allow", True),
+        ("mkfs.agentbashtest /dev/null", "deny", False),
+    ]
+    assert lines[0]["rule"] == "ask-before-touch"
+    assert lines[1]["exit_code"] == 3 and lines[1]["output_bytes"] == 6
+    assert lines[2]["job_id"] == job_id
+    assert lines[3]["rule"] == "mkfs"
+    for line in lines:
+        assert line["cwd"] == root
+        assert line["time"].endswith("Z") and "T" in line["time"]
+
+
+async def test_a_broken_rule_stops_the_server_with_the_file_and_rule_named():
+    root = project('[[policy.rules]]\nname = "bad"\ndecision = "deny"\ncommand = "rm *"\nexamples = ["ls"]\n')
+    with pytest.raises(Exception):
+        async with server(root) as session:
+            await bash(session, "echo never")
+
+
+async def test_secrets_never_reach_the_client():
+    secret = "s3cr3t-Value-0f-the-token"
+    async with server(project(""), env={"MY_API_TOKEN": secret}) as session:
+        for command in ["env", "printenv MY_API_TOKEN >&2", "cat /proc/self/environ"]:
+            result = await bash(session, command)
+            assert secret not in json.dumps(result.structured_content)
+            assert secret not in text_of(result)
+        started = await bash(session, "sleep 0.2; echo \"job $MY_API_TOKEN\"", background=True)
+        job_id = started.structured_content["job_id"]
+        read = await session.call_tool("bash_output", {"job_id": job_id, "pattern": "job"})
+        assert read.structured_content["stdout"] == "job [redacted:MY_API_TOKEN]"
