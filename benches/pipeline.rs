@@ -9,11 +9,11 @@ use std::hint::black_box;
 
 use std::sync::Arc;
 
-use agent_bash_core::output::redact::Secrets;
-use agent_bash_core::{Budget, SecretsConfig};
 use agent_bash_core::output::Capture;
+use agent_bash_core::output::redact::Secrets;
 use agent_bash_core::output::spill::SpillDir;
 use agent_bash_core::output::window::Share;
+use agent_bash_core::{Budget, SecretsConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const INPUT_BYTES: usize = 32 << 20;
@@ -70,8 +70,11 @@ fn with_secrets() -> Vec<u8> {
     let mut n = 0u64;
     while out.len() < INPUT_BYTES {
         n += 1;
-        let line = if n % 100 == 0 {
-            format!("   Deploying with token s3cr3t-value-number-3 and ghp_{:036}\n", n)
+        let line = if n.is_multiple_of(100) {
+            format!(
+                "   Deploying with token s3cr3t-value-number-3 and ghp_{:036}\n",
+                n
+            )
         } else {
             format!("   Compiling crate-number-{n} v0.1.{n} (/work/project/crates/crate-{n})\tok\n")
         };
@@ -82,14 +85,17 @@ fn with_secrets() -> Vec<u8> {
 
 fn secrets() -> Arc<Secrets> {
     let values: Vec<(String, String)> = (0..5)
-        .map(|n| (format!("SERVICE_{n}_TOKEN"), format!("s3cr3t-value-number-{n}")))
+        .map(|n| {
+            (
+                format!("SERVICE_{n}_TOKEN"),
+                format!("s3cr3t-value-number-{n}"),
+            )
+        })
         .collect();
     let env = values
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_bytes()));
-    Arc::new(
-        Secrets::new(env, &SecretsConfig::default()).unwrap_or_else(|err| panic!("{err}")),
-    )
+    Arc::new(Secrets::new(env, &SecretsConfig::default()).unwrap_or_else(|err| panic!("{err}")))
 }
 
 fn run_pipeline(input: &[u8], dir: &Arc<SpillDir>, secrets: Option<&Arc<Secrets>>) -> usize {

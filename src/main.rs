@@ -234,7 +234,10 @@ fn ask_at_terminal(verdict: &agent_bash_core::Verdict, command: &str) -> agent_b
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Approval::NotAsked;
     }
-    let why = verdict.reason.as_deref().unwrap_or("the policy asks for approval");
+    let why = verdict
+        .reason
+        .as_deref()
+        .unwrap_or("the policy asks for approval");
     let mut stderr = std::io::stderr().lock();
     let _ = write!(
         stderr,

@@ -49,7 +49,11 @@ fn check_prints_each_simple_command_its_decision_and_rule() {
     assert_eq!(run.code, Some(1));
     let verdict: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(verdict["decision"], "ask");
-    assert!(verdict["reason"].as_str().is_some_and(|r| r.contains("$tool")));
+    assert!(
+        verdict["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("$tool"))
+    );
 }
 
 #[test]
@@ -89,9 +93,16 @@ fn check_and_run_follow_the_root_and_config_rules() {
     let command = format!("touch {} && mkfs.agentbashtest /dev/null", marker.display());
     let run = agent_bash(&["run", "--root", &root_arg, "--", &command]);
     assert_eq!(run.code, Some(126));
-    assert!(run.stdout.starts_with("[refused by policy: denied; nothing was run]"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("[refused by policy: denied; nothing was run]"),
+        "{}",
+        run.stdout
+    );
     assert!(!marker.exists());
-    let run = agent_bash(&["run", "--root", &root_arg, "--config", &extra_arg, "--", "ls"]);
+    let run = agent_bash(&[
+        "run", "--root", &root_arg, "--config", &extra_arg, "--", "ls",
+    ]);
     assert_eq!(run.code, Some(126));
     assert!(run.stdout.contains("no way to ask"), "{}", run.stdout);
 }
@@ -113,14 +124,22 @@ fn a_rule_whose_examples_do_not_hold_is_a_config_error_naming_file_and_rule() {
     ] {
         let run = agent_bash(&args);
         assert_eq!(run.code, Some(125), "{args:?}: {}", run.stdout);
-        assert!(run.stderr.contains(&file.display().to_string()), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&file.display().to_string()),
+            "{}",
+            run.stderr
+        );
         assert!(run.stderr.contains("npm-tests"), "{}", run.stderr);
         assert!(run.stderr.contains("npm test"), "{}", run.stderr);
     }
     write(&file, "[policy]\ndisable = [\"no-such-rule\"]\n");
     let run = agent_bash(&["check", "--root", &root_arg, "--", "ls"]);
     assert_eq!(run.code, Some(125));
-    assert!(run.stderr.contains("no-such-rule") && run.stderr.contains("rm-root"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no-such-rule") && run.stderr.contains("rm-root"),
+        "{}",
+        run.stderr
+    );
     // Switched off by name, a built-in no longer denies.
     write(&file, "[policy]\ndisable = [\"mkfs\"]\n");
     let run = agent_bash(&["check", "--root", &root_arg, "--", "mkfs.ext4 /dev/sdz9"]);

@@ -2,7 +2,7 @@
 //! whatever prints them (`env`, `printenv`, `/proc/self/environ`), and `remove` / `pass`.
 
 use agent_bash_core::jobs::JobStatus;
-use agent_bash_core::{Config, Request, Session};
+use agent_bash_core::{Config, Request, SecretsConfig, Session};
 use serde_json::Value;
 
 use crate::support::agent_bash_env;
@@ -39,7 +39,10 @@ fn files_of(result: &Value) -> Vec<String> {
 
 fn assert_clean(what: &str, text: &str) {
     assert!(!text.contains(SECRET), "{what} holds the secret:\n{text}");
-    assert!(!text.contains(&GITHUB[4..]), "{what} holds the token:\n{text}");
+    assert!(
+        !text.contains(&GITHUB[4..]),
+        "{what} holds the token:\n{text}"
+    );
 }
 
 #[test]
@@ -67,8 +70,14 @@ fn no_secret_reaches_any_output_of_env_printenv_or_proc_environ() {
     }
     // Redacted, not dropped: the model sees which variable was there.
     let text = agent_bash_env(&["run", "--", "env"], &env()).stdout;
-    assert!(text.contains("MY_API_TOKEN=[redacted:MY_API_TOKEN]"), "{text}");
-    assert!(text.contains("GITHUB_TOKEN=[redacted:GITHUB_TOKEN]"), "{text}");
+    assert!(
+        text.contains("MY_API_TOKEN=[redacted:MY_API_TOKEN]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("GITHUB_TOKEN=[redacted:GITHUB_TOKEN]"),
+        "{text}"
+    );
     assert!(text.contains("PLAIN_SETTING=plain-value-12345"), "{text}");
 }
 
@@ -94,23 +103,37 @@ fn remove_mode_keeps_secret_variables_from_commands_and_pass_mode_shows_them() {
     let mut vars = env().to_vec();
     vars.push(("AGENT_BASH_SECRETS_MODE", "remove"));
     let removed = agent_bash_env(&["run", "--", command], &vars).stdout;
-    assert!(removed.starts_with("status=1\nplain-value-12345"), "{removed}");
+    assert!(
+        removed.starts_with("status=1\nplain-value-12345"),
+        "{removed}"
+    );
 
     let mut vars = env().to_vec();
     vars.push(("AGENT_BASH_SECRETS_MODE", "pass"));
     let passed = agent_bash_env(&["run", "--", command], &vars).stdout;
-    assert!(passed.starts_with(&format!("{SECRET}\nstatus=0")), "{passed}");
+    assert!(
+        passed.starts_with(&format!("{SECRET}\nstatus=0")),
+        "{passed}"
+    );
 }
 
 #[test]
 fn values_set_by_the_config_and_configured_names_are_redacted_in_calls_and_jobs() {
     runtime().block_on(async {
-        let mut config = Config::default();
-        config.env_set = vec![
-            ("DEPLOY_TOKEN".into(), SECRET.into()),
-            ("DATABASE_URL".into(), "postgres://u:pw-9876543@db/app".into()),
-        ];
-        config.secrets.names = vec!["database_url".into()];
+        let config = Config {
+            env_set: vec![
+                ("DEPLOY_TOKEN".into(), SECRET.into()),
+                (
+                    "DATABASE_URL".into(),
+                    "postgres://u:pw-9876543@db/app".into(),
+                ),
+            ],
+            secrets: SecretsConfig {
+                names: vec!["database_url".into()],
+                ..SecretsConfig::default()
+            },
+            ..Config::default()
+        };
         let session = Session::new(std::env::temp_dir(), config)
             .unwrap_or_else(|err| panic!("session: {err}"));
         let outcome = session
@@ -147,8 +170,8 @@ fn values_set_by_the_config_and_configured_names_are_redacted_in_calls_and_jobs(
             }
         };
         assert_eq!(text, "key=[redacted:DEPLOY_TOKEN] done", "{read:?}");
-        let file = std::fs::read_to_string(&read.job.stdout_path)
-            .unwrap_or_else(|err| panic!("{err}"));
+        let file =
+            std::fs::read_to_string(&read.job.stdout_path).unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(file, "key=[redacted:DEPLOY_TOKEN] done\n");
     });
 }

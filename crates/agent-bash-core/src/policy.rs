@@ -43,15 +43,20 @@ pub fn refusal(verdict: &Verdict, approval: Approval) -> Refusal {
         .segments
         .iter()
         .find(|segment| segment.decision == verdict.decision);
-    let segment = deciding.map(|segment| segment.argv.clone()).unwrap_or_default();
+    let segment = deciding
+        .map(|segment| segment.argv.clone())
+        .unwrap_or_default();
     let rule = verdict.rule.clone();
     let builtin = rule
         .as_deref()
         .is_some_and(|rule| builtin_rules().iter().any(|(name, _)| *name == rule));
-    let mut reason = verdict.reason.clone().unwrap_or_else(|| match verdict.decision {
-        Decision::Deny => "the policy's default decision is deny".to_string(),
-        _ => "the policy's default decision is ask".to_string(),
-    });
+    let mut reason = verdict
+        .reason
+        .clone()
+        .unwrap_or_else(|| match verdict.decision {
+            Decision::Deny => "the policy's default decision is deny".to_string(),
+            _ => "the policy's default decision is ask".to_string(),
+        });
     let hint = match (verdict.decision, &rule) {
         (Decision::Deny, Some(rule)) if builtin => Some(format!(
             "`{rule}` is a built-in rule; if this command is really wanted, a person can switch \
@@ -106,7 +111,12 @@ fn allow_hint(segment: &[String], rule: Option<&str>, builtin: bool) -> String {
         _ => {
             let pattern = format!(
                 "{} *",
-                segment.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+                segment
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
             format!(
                 "to allow it without asking, a person can add to {PROJECT_FILE}: \

@@ -104,7 +104,12 @@ pub fn verdict(verdict: &crate::policy::Verdict) -> String {
     };
     let mut out = String::new();
     for segment in &verdict.segments {
-        let _ = write!(out, "{:<5}  {}", name(segment.decision), segment.argv.join(" "));
+        let _ = write!(
+            out,
+            "{:<5}  {}",
+            name(segment.decision),
+            segment.argv.join(" ")
+        );
         if !segment.redirects.is_empty() {
             let _ = write!(out, " {}", segment.redirects.join(" "));
         }

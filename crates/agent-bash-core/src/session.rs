@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use std::time::Duration;
 
+use crate::audit;
 use crate::collect::{self, DetachReason, Limits, Progress};
 use crate::config::{Config, KIB, OnTimeout, SecretsMode};
 use crate::error::Error;
@@ -20,7 +21,6 @@ use crate::output::redact::{self, Secrets};
 use crate::output::spill::SpillDir;
 use crate::policy::{self, Approval, Decision, Policy, Verdict};
 use crate::request::{self, Call, Request};
-use crate::audit;
 use crate::spawn::{self, GroupGuard, Plan};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
@@ -104,8 +104,8 @@ impl Session {
             .clone()
             .unwrap_or_else(|| std::env::temp_dir().join("agent-bash"));
         let (env_remove, secrets) = secret_environment(&config)?;
-        let policy = Policy::new(&config.policy)
-            .map_err(|err| Error::config("policy", err.to_string()))?;
+        let policy =
+            Policy::new(&config.policy).map_err(|err| Error::config("policy", err.to_string()))?;
         let spill_dir = SpillDir::new(spill_parent);
         let audit = config
             .audit

@@ -15,9 +15,8 @@ use std::time::Duration;
 use agent_bash_core::{Approval, CancellationToken, Decision, Progress, Session, Verdict};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, Peer, QuitReason, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};

@@ -903,11 +903,9 @@ mod tests {
     fn redacting_capture(dir: &Arc<SpillDir>, budget: Budget) -> Capture {
         let config = crate::config::SecretsConfig::default();
         let env = [("DEPLOY_TOKEN", &b"tok-0123456789"[..])];
-        let secrets = Arc::new(
-            redact::Secrets::new(env, &config).unwrap_or_else(|err| panic!("{err}")),
-        );
-        Capture::new("stdout", budget, dir.clone(), "r-stdout".into(), u64::MAX)
-            .redacting(&secrets)
+        let secrets =
+            Arc::new(redact::Secrets::new(env, &config).unwrap_or_else(|err| panic!("{err}")));
+        Capture::new("stdout", budget, dir.clone(), "r-stdout".into(), u64::MAX).redacting(&secrets)
     }
 
     #[test]
@@ -929,13 +927,23 @@ mod tests {
             expected.push_str(&format!("{n} key=[redacted:DEPLOY_TOKEN] end\n"));
         }
         capture.close();
-        let share = capture.demand().unwrap_or(Share { bytes: 1000, lines: 4 });
+        let share = capture.demand().unwrap_or(Share {
+            bytes: 1000,
+            lines: 4,
+        });
         let out = capture.finish(share);
         assert!(!out.text.contains("tok-0"), "{}", out.text);
-        assert!(out.text.ends_with("9 key=[redacted:DEPLOY_TOKEN] end"), "{}", out.text);
+        assert!(
+            out.text.ends_with("9 key=[redacted:DEPLOY_TOKEN] end"),
+            "{}",
+            out.text
+        );
         assert_eq!(out.stats.total_bytes, expected.len() as u64);
         assert_eq!(out.stats.total_lines, 10);
-        let path = out.stats.full_output_path.unwrap_or_else(|| panic!("spilled"));
+        let path = out
+            .stats
+            .full_output_path
+            .unwrap_or_else(|| panic!("spilled"));
         let file = std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(file, expected);
     }

@@ -42,7 +42,10 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
         r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
     ),
     ("github_pat", r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,255}"),
-    ("aws_access_key", r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)"),
+    (
+        "aws_access_key",
+        r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)",
+    ),
     ("api_key_sk", r"(?-u:\b)sk-[A-Za-z0-9][A-Za-z0-9_-]{19,}"),
     ("slack_token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
     (
@@ -359,8 +362,7 @@ impl Redactor {
         self.pending.drain(..std::mem::take(&mut self.passed));
         self.out.clear();
         let pending = std::mem::take(&mut self.pending);
-        self.secrets
-            .replace(&pending, pending.len(), &mut self.out);
+        self.secrets.replace(&pending, pending.len(), &mut self.out);
         &self.out
     }
 
@@ -475,7 +477,10 @@ mod tests {
         let mut redactor = Redactor::new(secrets);
         assert_eq!(redactor.feed(b"one\ntwo s3cr3t"), b"one\n");
         assert_eq!(redactor.preview(), b"two [redacted:API_TOKEN]");
-        assert_eq!(redactor.feed(b"-value\nthree"), b"two [redacted:API_TOKEN]\n");
+        assert_eq!(
+            redactor.feed(b"-value\nthree"),
+            b"two [redacted:API_TOKEN]\n"
+        );
         assert_eq!(redactor.finish(), b"three");
     }
 
