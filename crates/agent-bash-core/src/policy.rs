@@ -10,6 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::settings::PROJECT_FILE;
 
+/// `allow`, `ask` or `deny`, as the settings and the JSON spell them.
+pub fn decision_name(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Deny => "deny",
+    }
+}
+
 /// Whether the user was asked about a command that needs approval, and what they said.
 /// Set by the adapter that asked (MCP elicitation, the CLI's terminal prompt); a library
 /// caller that sets nothing gets `ask` commands refused.
@@ -83,12 +92,7 @@ pub fn refusal(verdict: &Verdict, approval: Approval) -> Refusal {
         }
     };
     Refusal {
-        decision: match verdict.decision {
-            Decision::Deny => "deny",
-            Decision::Ask => "ask",
-            Decision::Allow => "allow",
-        }
-        .to_string(),
+        decision: decision_name(verdict.decision).to_string(),
         rule,
         reason,
         segment,

@@ -97,11 +97,7 @@ pub fn text(outcome: &Outcome) -> String {
 /// The policy's decision on a command, one line per simple command found, then the
 /// overall decision (`agent-bash check`).
 pub fn verdict(verdict: &crate::policy::Verdict) -> String {
-    let name = |decision: crate::policy::Decision| match decision {
-        crate::policy::Decision::Allow => "allow",
-        crate::policy::Decision::Ask => "ask",
-        crate::policy::Decision::Deny => "deny",
-    };
+    let name = crate::policy::decision_name;
     let mut out = String::new();
     for segment in &verdict.segments {
         let _ = write!(

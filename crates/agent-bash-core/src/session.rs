@@ -39,14 +39,22 @@ pub struct Session {
     /// What is redacted from every stream of every call and job.
     secrets: Arc<Secrets>,
     policy: Policy,
-    /// Whether each call is recorded, and where: `None` in the session's output directory.
-    audit: Option<Option<PathBuf>>,
+    audit: AuditLog,
     spill_dir: Arc<SpillDir>,
     calls: AtomicU64,
     /// Process groups whose shell exited while some of their processes ran on, when they
     /// could not become jobs.
     leftovers: Mutex<Vec<GroupGuard>>,
     jobs: Jobs,
+}
+
+/// Whether calls are recorded, and where.
+#[derive(Debug)]
+enum AuditLog {
+    Off,
+    At(PathBuf),
+    /// `audit.jsonl` in the session's output directory (created with the first line).
+    InSessionDir,
 }
 
 /// A finished call, with the raw signal number for callers that mimic a shell's status.
@@ -107,10 +115,11 @@ impl Session {
         let policy =
             Policy::new(&config.policy).map_err(|err| Error::config("policy", err.to_string()))?;
         let spill_dir = SpillDir::new(spill_parent);
-        let audit = config
-            .audit
-            .enabled
-            .then(|| config.audit.path.as_ref().map(|path| root.join(path)));
+        let audit = match (config.audit.enabled, &config.audit.path) {
+            (false, _) => AuditLog::Off,
+            (true, Some(path)) => AuditLog::At(root.join(path)),
+            (true, None) => AuditLog::InSessionDir,
+        };
         Ok(Session {
             root,
             env: crate::env::noninteractive(&failing)
@@ -153,9 +162,9 @@ impl Session {
     /// Why the session's output directory cannot be created.
     pub fn audit_path(&self) -> Result<Option<PathBuf>, String> {
         match &self.audit {
-            None => Ok(None),
-            Some(Some(path)) => Ok(Some(path.clone())),
-            Some(None) => Ok(Some(audit::default_path(&self.spill_dir.path()?))),
+            AuditLog::Off => Ok(None),
+            AuditLog::At(path) => Ok(Some(path.clone())),
+            AuditLog::InSessionDir => Ok(Some(audit::default_path(&self.spill_dir.path()?))),
         }
     }
 
@@ -330,11 +339,7 @@ impl Session {
                 return;
             }
         };
-        let decision = match verdict.decision {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-        };
+        let decision = policy::decision_name(verdict.decision);
         let entry = audit::Entry::of(outcome, decision, verdict.rule.as_deref(), approved);
         if let Err(error) = audit::append(&path, &entry) {
             outcome
