@@ -1,2 +1,419 @@
-//! The policy stage of agent-bash: decides allow, ask or deny for a bash command from its
-//! parsed structure. Pure: parses and matches, runs nothing.
+//! The policy stage of agent-bash: decides `allow`, `ask` or `deny` for a bash command line
+//! from its parsed structure, and says why. Pure: parses and matches, runs nothing, prints
+//! nothing (but see Limits on the parser's own panics), never panics.
+//!
+//! ```
+//! use agent_bash_policy::{Decision, Policy, PolicySettings};
+//!
+//! let policy = Policy::new(&PolicySettings::default()).unwrap();
+//! let verdict = policy.check("cd /tmp && sudo rm -rf --one-file-system /");
+//! assert_eq!(verdict.decision, Decision::Deny);
+//! assert_eq!(verdict.rule.as_deref(), Some("rm-root"));
+//! assert_eq!(policy.check("echo 'rm -rf /'").decision, Decision::Allow);
+//! ```
+//!
+//! # How a command is read
+//!
+//! The text is parsed with brush-parser (the parser of the brush shell), then walked. Every
+//! place that can run a command is visited: pipelines (`|`, `|&`), lists (`;`, `&&`, `||`,
+//! `&`, newlines), subshells, `{ }` groups, `if`/`while`/`until`/`for`/`case` (conditions,
+//! bodies, the words they expand), `[[ ]]`, `(( ))`, function bodies (whether or not the
+//! function is called), coprocesses, assignments (`X=$(…)`, `a=($(…))`), redirect targets,
+//! here-documents whose delimiter is unquoted (`<<EOF` expands, `<<'EOF'` does not), and every
+//! word. brush-parser keeps `$(…)`, backquotes, `${x:-$(…)}` and `$(( … ))` inside words as
+//! text, so those are parsed again, as are the scripts handed to a launcher (below). Scripts
+//! within scripts are followed 16 levels deep, and at most 10 000 of them per check; the rest
+//! are unknown.
+//!
+//! Words are unquoted as the shell would: `'rm'`, `\rm`, `r"m"`, `$'\x72m'` and `rm` are the
+//! same word, and brace expansion is applied (`{rm,-rf,/}` is `rm -rf /`). A word containing
+//! an expansion (`$dir`, `${HOME}`, `~`, `$(…)`) keeps that part as its source text, quotes
+//! removed: `rm -rf "$dir"/x` reads `rm -rf $dir/x`.
+//!
+//! # Segments
+//!
+//! Each simple command the shell would run is one [`Segment`]: its words (`argv`, without
+//! leading `NAME=value` assignments and without redirections), its redirections (including
+//! those of enclosing groups and loops, which apply to it), and `via`, the constructs it was
+//! found in (`$(…)`, `<(…)`, `bash -c`, `f()`, `find -exec`). Brace expansion that would give
+//! more than 64 words is not expanded and makes the command unknown. An outer command is listed
+//! before the commands nested in its words. A command made only of redirections (`> f`) is a
+//! segment with an empty `argv`; one made only of assignments is not a segment.
+//!
+//! # Wrappers and launchers
+//!
+//! A wrapper runs the command that follows its own options: `env [-i] [-u N] [N=v…]`,
+//! `sudo [opts] [N=v…]`, `doas`, `pkexec`, `nice [-n N | -N]`, `nohup`, `timeout [opts]
+//! DURATION`, `time [-p]`, `command [-p]` (not `-v`/`-V`, which run nothing), `builtin`,
+//! `exec [-a NAME]`, `xargs [opts]`, `stdbuf`, `setsid`, `ionice` (not with `-p`), `chroot
+//! DIR`, `taskset MASK`, `unbuffer` and `busybox`. A segment keeps the words as written (`sudo
+//! rm -rf /`) and rules are matched against that and against every command it wraps (`rm -rf
+//! /`): the strongest match decides. So a rule `npm publish *` catches `sudo npm publish` and
+//! `env X=1 npm publish`, and an allow rule for `npm test` also allows `timeout 60 npm test`
+//! (add a rule such as `sudo *` = `ask` to keep sudo in check).
+//!
+//! A launcher runs a script given as text: `sh`/`bash`/`zsh`/`dash`/`ksh`/`fish`/… `-c TEXT`
+//! (the words after `TEXT` become `$0`, `$1`, … and `"$@"` inside it), `eval WORDS`,
+//! `trap TEXT SIGNAL…`, `su`/`runuser -c TEXT`, `env -S TEXT`, `watch WORDS`, `ssh HOST WORDS`,
+//! and a shell reading a here-document or here-string (`bash <<EOF`). The script is parsed
+//! and its commands become segments of their own, found `via` the launcher. Local launchers are
+//! transparent: unless a rule matches the launcher segment itself, it is `allow` and the
+//! script's commands decide. `ssh` is not transparent (it also reaches another machine). A
+//! shell reading its script from a pipe (`… | sh`) cannot be seen into and is unknown, except
+//! that a download piped into it is denied (`download-to-shell`). `find -exec CMD … ;`
+//! commands are segments `via` `find -exec`.
+//!
+//! # Matching
+//!
+//! A rule's `command` is a pattern split into words like a shell command line (quotes and
+//! backslashes work as in bash). Each pattern word matches one argv word; an unquoted `*`
+//! inside a word matches any run of characters within that word; a lone `*` as the *last*
+//! word matches zero or more further words. Without a trailing lone `*` the pattern matches
+//! exactly that many words. When the pattern's first word has no `/`, it is compared with the
+//! command's basename (`rm` matches `/bin/rm`). Non-literal words match as their source text:
+//! the pattern `rm -rf /` does not match `rm -rf $dir`, while `rm -rf *` does.
+//!
+//! A rule's `regex` (Rust `regex` syntax, unanchored) is matched against the command's
+//! normalized text: the argv words joined by single spaces, then each redirection after a
+//! single space, written without spaces inside: `rm -rf / >/dev/sda 2>&1`, `cat <<EOF`,
+//! `grep x <<<text`. Words are not re-quoted (`echo "a b"` reads `echo a b`). A rule with both
+//! `command` and `regex` matches when both do. Every rule is matched against every command a
+//! segment runs through wrappers.
+//!
+//! # Combining
+//!
+//! Within a segment the strongest matching rule wins (`deny` > `ask` > `allow`); user rules
+//! come before built-ins when they tie. A segment no rule matches takes the `default`
+//! decision (allow unless configured). A segment whose command name is not a literal word
+//! (`$cmd`, `$(…)`, `${x}`, a glob such as `/bin/r?`), which is a shell fed from a pipe, or
+//! which could not be parsed (syntax error, a parser panic, nesting too deep), takes the
+//! `unknown` decision (ask unless configured), unless a rule gives it a stronger one.
+//! Arguments that are not literal are fine. Text the parser cannot be trusted with is also
+//! unknown rather than parsed: nesting beyond what any real command uses (parentheses more
+//! than 16 deep, `case` more than 8, brackets within a word more than 16 or more than 4 left
+//! open, brace expansions more than 5), a here-document that is never terminated or has an
+//! empty delimiter, and integers too large for the parser.
+//!
+//! The command's decision is the strongest segment decision: deny if any segment is denied,
+//! else ask if any asks, else allow if every segment is allowed. The verdict's `rule` and
+//! `reason` are those of the first segment with that decision. A command with no segments
+//! (empty, comments only, assignments only) is allowed.
+//!
+//! # Built-in rules
+//!
+//! On by default, each a `deny` with its own reason, each switched off by name with
+//! `disable = ["name", …]` (see [`builtin_rules`]):
+//!
+//! | name | denies |
+//! |---|---|
+//! | `rm-root` | recursive `rm` (`-r`, `-R`, `-rf`, `-fr`, `-r -f`, `--recursive`, `--rec`) of `/`, `/*`, `//`, `/.`, or the home directory (`~`, `~/`, `~user`, `$HOME`, `${HOME}`, `"$HOME"/`, `~/*`) |
+//! | `rm-system-dir` | recursive `rm` of a top-level system directory (`/usr`, `/etc/`, `/var/*`, …) |
+//! | `no-preserve-root` | `--no-preserve-root` (and its GNU abbreviations for `rm`/`chmod`/`chown`/`chgrp`) |
+//! | `find-delete-root` | `find` from `/` or home with `-delete` or `-exec rm` |
+//! | `mkfs` | `mkfs`, `mkfs.*`, `mke2fs`, `mkdosfs`, `mkntfs`, `newfs*` |
+//! | `dd-block-device` | `dd of=` a disk device: `/dev/sd*`, `hd*`, `vd*`, `xvd*`, `nvme*`, `mmcblk*`, `disk*`, `rdisk*`, `dm-*`, `md*`, `nbd*`, `/dev/mapper/*`, `/dev/disk/*`, `/dev/root` (not loop devices) |
+//! | `redirect-block-device` | `>`, `>>`, `>|`, `<>`, `&>`, `&>>`, `>&FILE` onto such a device (not `/dev/null`, `/dev/stdout`, `/dev/tty`, `/dev/fd/*`, …) |
+//! | `wipe-block-device` | `shred`, `wipefs`, `blkdiscard`, `tee` on such a device, `cp` onto one |
+//! | `fork-bomb` | a function that calls itself in the background or twice in one pipeline, whatever its name (`:(){ :|:& };:`, `b(){ b|b; }`) |
+//! | `chmod-root` | `chmod`/`chown`/`chgrp` `-R`/`--recursive` on `/`, `/*` or a top-level system directory |
+//! | `download-to-shell` | `curl`/`wget`/… piped into a shell or interpreter reading its program from input (`\| sh`, `\| sudo bash`, `\| env bash -s`, `\| python3`), or fed to one as a file, text or here-string (`bash <(curl …)`, `sh -c "$(curl …)"`, `eval "$(curl …)"`, `source <(curl …)`, `. <(wget -O- …)`, `python <(curl …)`, `$(curl …)` as the command) |
+//! | `shutdown` | `shutdown`, `reboot`, `halt`, `poweroff`, `systemctl`/`loginctl` `poweroff`/`reboot`/`halt`/`kexec`/`soft-reboot`, `init 0`/`6`, `telinit 0`/`6` |
+//! | `kill-all` | `kill` of pid `-1` (every process) or `1` (init) with any signal spelling (`-9`, `-KILL`, `-SIGKILL`, `-s KILL`, `-n 9`, none). `kill -1` alone sends SIGHUP to no pid and is allowed |
+//!
+//! Built-in rules look at the command name case-insensitively and through every wrapper and
+//! launcher; matching a built-in is a deny even when a user rule allows the same command.
+//!
+//! # Limits
+//!
+//! The policy reads the command line, not the machine: it does not follow aliases, functions
+//! defined by earlier calls, `PATH`, the contents of script files (`bash x.sh`), or the values
+//! variables will have (`rm -rf "$DIR"` is not `rm -rf /` whatever `DIR` holds), the
+//! arguments a function is called with, or what `xargs` reads from its input (`echo / |
+//! xargs rm -rf` is not seen as `rm -rf /`). It is a guard rail against mistakes and obvious
+//! tricks, not a sandbox.
+//!
+//! brush-parser 0.4.0 panics on a few inputs (caught: the command is then unknown, but the
+//! process's panic hook prints the panic on stderr), recurses once per nesting level,
+//! backtracks exponentially on some nestings and loops forever on some malformed
+//! here-documents; `parse.rs` says how each is contained (found by `fuzz/`, kept in the
+//! tests).
+
+mod builtin;
+mod commands;
+mod error;
+mod parse;
+mod rules;
+mod walk;
+mod words;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::LazyLock;
+
+pub use error::PolicyError;
+
+/// A decision, ordered by strength: `Allow < Ask < Deny`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+/// The `[policy]` settings table. Every field is optional so that a settings layer may set
+/// only some of them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicySettings {
+    /// The decision for a command no rule matches; `None` means allow.
+    pub default: Option<Decision>,
+    /// The decision for a command whose name is not a literal word, or that cannot be parsed;
+    /// `None` means ask.
+    pub unknown: Option<Decision>,
+    /// Built-in rules switched off, by name (see [`builtin_rules`]).
+    #[serde(default)]
+    pub disable: Vec<String>,
+    /// The user rules, `[[policy.rules]]`.
+    #[serde(default)]
+    pub rules: Vec<RuleSpec>,
+}
+
+/// One user rule, as written in the settings.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// Shown as the deciding rule; defaults to `command`, else `regex`.
+    pub name: Option<String>,
+    pub decision: Decision,
+    /// An argv pattern such as `git push --force *` (see the crate docs for matching).
+    pub command: Option<String>,
+    /// A regex on the command's normalized text (see the crate docs).
+    pub regex: Option<String>,
+    /// Shown to the model when this rule decides.
+    pub reason: Option<String>,
+    /// Command lines the rule must match; checked by [`Policy::new`].
+    #[serde(default)]
+    pub examples: Vec<String>,
+    /// Command lines the rule must not match; checked by [`Policy::new`].
+    #[serde(default)]
+    pub counter_examples: Vec<String>,
+}
+
+/// The decision on one command line, with the segments it was made from.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub segments: Vec<Segment>,
+    /// The deciding segment's reason: its rule's reason, or why it is unknown.
+    pub reason: Option<String>,
+    /// The deciding segment's rule; `None` when decided by the default or unknown decision.
+    pub rule: Option<String>,
+}
+
+/// One simple command the shell would run, and the decision on it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Segment {
+    /// The words, unquoted; parts the shell expands are kept as source text (`$dir`).
+    pub argv: Vec<String>,
+    pub decision: Decision,
+    /// The rule that decided; `None` when no rule matched.
+    pub rule: Option<String>,
+    /// The rule's reason, or why the segment is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The constructs the command was found in, outermost first: `$(…)`, `` `…` ``, `<(…)`,
+    /// `>(…)`, `bash -c`, `eval`, `bash <<`, `ssh`, `f()`, `find -exec`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
+    /// The redirections that apply to it, normalized (`2>&1`, `>/dev/null`, `<<EOF`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redirects: Vec<String>,
+}
+
+/// Compiled policy settings: user rules, the enabled built-ins, and the fallback decisions.
+#[derive(Clone)]
+pub struct Policy {
+    default: Decision,
+    unknown: Decision,
+    rules: Vec<rules::Rule>,
+    builtins: Vec<&'static builtin::Builtin>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Policy")
+            .field("default", &self.default)
+            .field("unknown", &self.unknown)
+            .field(
+                "rules",
+                &self.rules.iter().map(|rule| &rule.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "builtins",
+                &self
+                    .builtins
+                    .iter()
+                    .map(|builtin| builtin.name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+/// The built-in rules with every one enabled, `default` allow and `unknown` ask.
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            default: Decision::Allow,
+            unknown: Decision::Ask,
+            rules: Vec::new(),
+            builtins: builtin::BUILTINS.iter().collect(),
+        }
+    }
+}
+
+impl Policy {
+    /// Compiles the rules and checks every example and counter-example.
+    ///
+    /// # Errors
+    ///
+    /// A [`PolicyError`] naming the rule and field for a rule without `command` and `regex`,
+    /// an empty or unsplittable pattern, an invalid regex, an example the rule does not match
+    /// or a counter-example it matches; or for a `disable` entry that names no built-in rule.
+    pub fn new(settings: &PolicySettings) -> Result<Policy, PolicyError> {
+        for name in &settings.disable {
+            if !builtin::BUILTINS.iter().any(|builtin| builtin.name == name) {
+                let known = builtin::BUILTINS
+                    .iter()
+                    .map(|builtin| builtin.name)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(PolicyError::UnknownBuiltin {
+                    name: name.clone(),
+                    known,
+                });
+            }
+        }
+        let rules = settings
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| rules::Rule::compile(index + 1, spec))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Policy {
+            default: settings.default.unwrap_or(Decision::Allow),
+            unknown: settings.unknown.unwrap_or(Decision::Ask),
+            rules,
+            builtins: builtin::BUILTINS
+                .iter()
+                .filter(|builtin| !settings.disable.iter().any(|name| name == builtin.name))
+                .collect(),
+        })
+    }
+
+    /// Decides on one command line. Never panics, never runs anything.
+    pub fn check(&self, command: &str) -> Verdict {
+        // The walker contains the parser's known failures itself; this catches anything else
+        // (a bug of ours) and turns it into the unknown decision rather than a crash.
+        catch_unwind(AssertUnwindSafe(|| self.check_unguarded(command))).unwrap_or_else(|_| {
+            let reason = Some("the policy failed on this command".to_owned());
+            Verdict {
+                decision: self.unknown,
+                segments: vec![Segment {
+                    argv: vec![command.chars().take(200).collect()],
+                    decision: self.unknown,
+                    rule: None,
+                    reason: reason.clone(),
+                    via: Vec::new(),
+                    redirects: Vec::new(),
+                }],
+                reason,
+                rule: None,
+            }
+        })
+    }
+
+    fn check_unguarded(&self, command: &str) -> Verdict {
+        let segments: Vec<Segment> = walk::walk(command)
+            .iter()
+            .map(|found| self.decide(found))
+            .collect();
+        let deciding = segments
+            .iter()
+            .fold(None::<&Segment>, |best, segment| match best {
+                Some(best) if best.decision >= segment.decision => Some(best),
+                _ => Some(segment),
+            });
+        let (decision, reason, rule) = match deciding {
+            Some(segment) => (
+                segment.decision,
+                segment.reason.clone(),
+                segment.rule.clone(),
+            ),
+            None => (Decision::Allow, None, None),
+        };
+        Verdict {
+            decision,
+            segments,
+            reason,
+            rule,
+        }
+    }
+
+    /// The decision on one segment: the strongest matching rule, raised to the unknown
+    /// decision when the segment is unknown; the default when nothing applies.
+    fn decide(&self, found: &walk::Found) -> Segment {
+        let mut best: Option<(Decision, Option<String>, Option<String>)> = None;
+        let mut consider = |decision: Decision, rule: Option<&str>, reason: Option<&str>| {
+            if best
+                .as_ref()
+                .is_none_or(|(current, _, _)| decision > *current)
+            {
+                best = Some((decision, rule.map(str::to_owned), reason.map(str::to_owned)));
+            }
+        };
+        for rule in self.rules.iter().filter(|rule| rule.matches(found)) {
+            consider(rule.decision, Some(&rule.name), rule.reason.as_deref());
+        }
+        for builtin in self
+            .builtins
+            .iter()
+            .filter(|builtin| builtin.matches(found))
+        {
+            consider(Decision::Deny, Some(builtin.name), Some(builtin.reason));
+        }
+        if let Some(reason) = &found.unknown {
+            consider(self.unknown, None, Some(reason));
+        }
+        let (decision, rule, reason) = best.unwrap_or_else(|| {
+            if found.launcher {
+                let reason = "runs a script whose commands are checked as their own segments";
+                (Decision::Allow, None, Some(reason.to_owned()))
+            } else {
+                (self.default, None, None)
+            }
+        });
+        Segment {
+            argv: found.argv.iter().map(|arg| arg.text.clone()).collect(),
+            decision,
+            rule,
+            reason,
+            via: found.via.clone(),
+            redirects: found.redirects.iter().map(walk::Redirect::text).collect(),
+        }
+    }
+}
+
+/// The built-in rules, as `(name, what it denies)`, in the order they are checked.
+pub fn builtin_rules() -> &'static [(&'static str, &'static str)] {
+    static LIST: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+        builtin::BUILTINS
+            .iter()
+            .map(|builtin| (builtin.name, builtin.description))
+            .collect()
+    });
+    &LIST
+}

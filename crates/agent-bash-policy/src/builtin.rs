@@ -1,0 +1,530 @@
+//! Built-in deny rules: commands no coding agent should run, recognized from their words
+//! whatever the spelling (flag order, quoting, wrappers, nesting).
+//!
+//! Each rule is a predicate over one command the shell runs (and, for redirections, input and
+//! function calls, over the command's context). Pure: looks at words, runs nothing.
+
+use crate::commands::{self, ProgramSource};
+use crate::walk::{Found, Stdin};
+use crate::words::Arg;
+
+/// A built-in rule.
+pub(crate) struct Builtin {
+    pub name: &'static str,
+    /// What it denies, for documentation and `agent-bash config`.
+    pub description: &'static str,
+    /// The reason shown to the model.
+    pub reason: &'static str,
+    /// True if the rule matches `form`, one of the commands `found` runs through wrappers.
+    test: fn(&Found, &[Arg]) -> bool,
+}
+
+impl Builtin {
+    pub(crate) fn matches(&self, found: &Found) -> bool {
+        found.each_form().any(|form| (self.test)(found, form))
+    }
+}
+
+pub(crate) const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "rm-root",
+        description: "recursive rm of /, /* or the home directory (~, ~/, $HOME, ${HOME}, ~/*)",
+        reason: "recursively deleting the root or home directory destroys the system or the user's files",
+        test: rm_root,
+    },
+    Builtin {
+        name: "rm-system-dir",
+        description: "recursive rm of a top-level system directory (/usr, /etc, /bin, /var, /home, …)",
+        reason: "recursively deleting a top-level system directory breaks the machine",
+        test: rm_system_dir,
+    },
+    Builtin {
+        name: "no-preserve-root",
+        description: "any command with --no-preserve-root",
+        reason: "--no-preserve-root exists only to let a command act on / itself",
+        test: no_preserve_root,
+    },
+    Builtin {
+        name: "find-delete-root",
+        description: "find starting at / or the home directory with -delete or -exec rm",
+        reason: "deleting files found from the root or home directory can wipe the system or the user's files",
+        test: find_delete_root,
+    },
+    Builtin {
+        name: "mkfs",
+        description: "creating a file system: mkfs, mkfs.*, mke2fs, mkdosfs, mkntfs, newfs*",
+        reason: "creating a file system erases the device it is made on",
+        test: mkfs,
+    },
+    Builtin {
+        name: "dd-block-device",
+        description: "dd with of= a disk block device (/dev/sd*, /dev/nvme*, /dev/vd*, /dev/mapper/*, …)",
+        reason: "dd onto a disk device overwrites its data",
+        test: dd_block_device,
+    },
+    Builtin {
+        name: "redirect-block-device",
+        description: "a >, >>, &>, >| or <> redirection onto a disk block device",
+        reason: "writing to a disk device overwrites its data",
+        test: redirect_block_device,
+    },
+    Builtin {
+        name: "wipe-block-device",
+        description: "shred, wipefs, blkdiscard, tee or cp onto a disk block device",
+        reason: "this overwrites or discards the data of a disk device",
+        test: wipe_block_device,
+    },
+    Builtin {
+        name: "fork-bomb",
+        description: "a function that calls itself in the background or twice in one pipeline (:(){ :|:& };:)",
+        reason: "a function that keeps spawning copies of itself exhausts the machine (fork bomb)",
+        test: fork_bomb,
+    },
+    Builtin {
+        name: "chmod-root",
+        description: "chmod, chown or chgrp -R on / (or /*) or a top-level system directory",
+        reason: "recursively changing permissions or owners from the root breaks the system",
+        test: chmod_root,
+    },
+    Builtin {
+        name: "download-to-shell",
+        description: "running downloaded code: curl/wget piped or fed to sh, bash, zsh, dash, ksh, fish, python, perl, ruby, node, php, eval or source",
+        reason: "running a script straight from the network executes code nobody has reviewed; download it to a file and inspect it first",
+        test: download_to_shell,
+    },
+    Builtin {
+        name: "shutdown",
+        description: "shutdown, reboot, halt, poweroff, systemctl/loginctl poweroff|reboot|halt|kexec, init 0|6",
+        reason: "shutting down or rebooting the machine stops everyone's work",
+        test: shutdown,
+    },
+    Builtin {
+        name: "kill-all",
+        description: "kill with pid -1 (every process) or 1 (init), with any signal",
+        reason: "killing pid -1 signals every process the user owns (pid 1 is init)",
+        test: kill_all,
+    },
+];
+
+/// Where a path argument points, for the rules that protect whole trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    /// `/`, `//`, `/.`, `/*`, `/tmp/..`.
+    Root,
+    /// `~`, `~/`, `~user`, `$HOME`, `${HOME}/`, `~/*`.
+    Home,
+    /// A top-level system directory (`/usr`, `/etc/`, `/var/*`).
+    SystemDir,
+    Other,
+}
+
+const SYSTEM_DIRS: &[&str] = &[
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "opt",
+    "proc",
+    "root",
+    "sbin",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+    "Applications",
+    "Library",
+    "System",
+    "Users",
+    "private",
+];
+
+fn classify(arg: &Arg) -> Target {
+    let text = arg.text.as_str();
+    let home_rest = text
+        .strip_prefix("$HOME")
+        .or_else(|| text.strip_prefix("${HOME}"))
+        .or_else(|| {
+            // `~` or `~user`, followed by nothing or a path.
+            let rest = text.strip_prefix('~')?;
+            let user_end = rest.find('/').unwrap_or(rest.len());
+            let user = &rest[..user_end];
+            user.bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b'-'))
+                .then_some(&rest[user_end..])
+        });
+    if let Some(rest) = home_rest {
+        let whole_tree = rest
+            .split('/')
+            .all(|part| matches!(part, "" | "." | "..") || is_star(part));
+        return if whole_tree && (rest.is_empty() || rest.starts_with('/')) {
+            Target::Home
+        } else {
+            Target::Other
+        };
+    }
+    if !text.starts_with('/') {
+        return Target::Other;
+    }
+    let components = normalize(text);
+    match components.as_slice() {
+        [] => Target::Root,
+        parts if parts.iter().all(|part| is_star(part)) => Target::Root,
+        [first, rest @ ..]
+            if SYSTEM_DIRS.contains(first) && rest.iter().all(|part| is_star(part)) =>
+        {
+            Target::SystemDir
+        }
+        _ => Target::Other,
+    }
+}
+
+fn is_star(part: &str) -> bool {
+    !part.is_empty() && part.bytes().all(|byte| byte == b'*')
+}
+
+/// The components of an absolute path with `.`, `..` and repeated slashes resolved.
+fn normalize(path: &str) -> Vec<&str> {
+    let mut components = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                components.pop();
+            }
+            other => components.push(other),
+        }
+    }
+    components
+}
+
+/// True for a path naming a disk block device (not `/dev/null`, `/dev/stdout`, `/dev/fd/*`,
+/// `/dev/tty`, loop devices or anything else under `/dev`).
+fn is_block_device(arg: &Arg) -> bool {
+    if !arg.literal || !arg.text.starts_with('/') {
+        return false;
+    }
+    let components = normalize(&arg.text);
+    let [dev, device, ..] = components.as_slice() else {
+        return false;
+    };
+    if *dev != "dev" {
+        return false;
+    }
+    let numbered = |prefix: &str| {
+        device
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    };
+    let lettered = |prefix: &str| {
+        device
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_lowercase()))
+    };
+    lettered("sd")
+        || lettered("hd")
+        || lettered("vd")
+        || lettered("xvd")
+        || numbered("nvme")
+        || numbered("mmcblk")
+        || numbered("disk")
+        || numbered("rdisk")
+        || numbered("dm-")
+        || numbered("md")
+        || numbered("nbd")
+        || matches!(*device, "disk" | "mapper" | "md" | "root")
+}
+
+/// The options and operands of a GNU-style command line (options may follow operands; `--`
+/// ends them).
+fn split_options(form: &[Arg]) -> (Vec<&str>, Vec<&Arg>) {
+    let mut options = Vec::new();
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for arg in form.iter().skip(1) {
+        if !options_done && arg.text == "--" {
+            options_done = true;
+        } else if !options_done && arg.text.len() > 1 && arg.text.starts_with('-') {
+            options.push(arg.text.as_str());
+        } else {
+            operands.push(arg);
+        }
+    }
+    (options, operands)
+}
+
+/// True if `option` is a short-option cluster holding `letter` (`-rf` holds `r`).
+fn short_cluster_has(option: &str, letter: char) -> bool {
+    !option.starts_with("--") && option[1..].contains(letter)
+}
+
+/// True if `option` is `--long` or an abbreviation of it at least `min_len` characters long
+/// (GNU getopt accepts unambiguous abbreviations).
+fn long_option_is(option: &str, long: &str, min_len: usize) -> bool {
+    option.len() >= min_len && long.starts_with(option)
+}
+
+fn name(form: &[Arg]) -> String {
+    commands::program(form).unwrap_or_default()
+}
+
+/// The operands of `rm` if it deletes recursively.
+fn rm_recursive_operands(form: &[Arg]) -> Vec<&Arg> {
+    if name(form) != "rm" {
+        return Vec::new();
+    }
+    let (options, operands) = split_options(form);
+    let recursive = options.iter().any(|option| {
+        short_cluster_has(option, 'r')
+            || short_cluster_has(option, 'R')
+            || long_option_is(option, "--recursive", 3)
+    });
+    if recursive { operands } else { Vec::new() }
+}
+
+fn rm_root(_: &Found, form: &[Arg]) -> bool {
+    rm_recursive_operands(form)
+        .into_iter()
+        .any(|arg| matches!(classify(arg), Target::Root | Target::Home))
+}
+
+fn rm_system_dir(_: &Found, form: &[Arg]) -> bool {
+    rm_recursive_operands(form)
+        .into_iter()
+        .any(|arg| classify(arg) == Target::SystemDir)
+}
+
+fn no_preserve_root(_: &Found, form: &[Arg]) -> bool {
+    let min_len = match name(form).as_str() {
+        "rm" | "chmod" => 3,
+        "chown" | "chgrp" => 6,
+        _ => "--no-preserve-root".len(),
+    };
+    split_options(form)
+        .0
+        .iter()
+        .any(|option| long_option_is(option, "--no-preserve-root", min_len))
+}
+
+fn find_delete_root(_: &Found, form: &[Arg]) -> bool {
+    if name(form) != "find" {
+        return false;
+    }
+    let mut index = 1;
+    // Leading options: -H, -L, -P, -D debugopts, -O level.
+    while let Some(arg) = form.get(index) {
+        match arg.text.as_str() {
+            "-H" | "-L" | "-P" => index += 1,
+            "-D" => index += 2,
+            text if text.starts_with("-O") => index += 1,
+            _ => break,
+        }
+    }
+    let starts = form[index.min(form.len())..].iter().take_while(|arg| {
+        !(arg.text.starts_with('-') || matches!(arg.text.as_str(), "(" | ")" | "!" | ","))
+    });
+    let from_root = starts
+        .into_iter()
+        .any(|arg| matches!(classify(arg), Target::Root | Target::Home));
+    let deletes = form.windows(2).any(|pair| {
+        matches!(
+            pair[0].text.as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        ) && commands::basename(&pair[1].text) == "rm"
+    }) || form.iter().any(|arg| arg.text == "-delete");
+    from_root && deletes
+}
+
+fn mkfs(_: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    name.starts_with("mkfs")
+        || name.starts_with("newfs")
+        || matches!(name.as_str(), "mke2fs" | "mkdosfs" | "mkntfs")
+}
+
+fn dd_block_device(_: &Found, form: &[Arg]) -> bool {
+    name(form) == "dd"
+        && form.iter().skip(1).any(|arg| {
+            arg.text.strip_prefix("of=").is_some_and(|path| {
+                is_block_device(&Arg {
+                    text: path.to_owned(),
+                    ..arg.clone()
+                })
+            })
+        })
+}
+
+fn redirect_block_device(found: &Found, _: &[Arg]) -> bool {
+    found
+        .redirects
+        .iter()
+        .any(|redirect| redirect.writes() && is_block_device(&redirect.target))
+}
+
+fn wipe_block_device(_: &Found, form: &[Arg]) -> bool {
+    let (_, operands) = split_options(form);
+    match name(form).as_str() {
+        "shred" | "wipefs" | "blkdiscard" | "tee" => operands.into_iter().any(is_block_device),
+        "cp" => operands.last().is_some_and(|last| is_block_device(last)),
+        _ => false,
+    }
+}
+
+fn fork_bomb(found: &Found, _: &[Arg]) -> bool {
+    found.fork_bomb
+}
+
+fn chmod_root(_: &Found, form: &[Arg]) -> bool {
+    if !matches!(name(form).as_str(), "chmod" | "chown" | "chgrp") {
+        return false;
+    }
+    let (options, operands) = split_options(form);
+    let recursive = options
+        .iter()
+        .any(|option| short_cluster_has(option, 'R') || long_option_is(option, "--recursive", 5));
+    recursive
+        && operands
+            .into_iter()
+            .any(|arg| matches!(classify(arg), Target::Root | Target::SystemDir))
+}
+
+fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
+    // `$(curl …)` as the command: the download's output is run.
+    if form.first().is_some_and(|first| first.download) {
+        return true;
+    }
+    if name(form) == "eval" {
+        return form.iter().skip(1).any(|arg| arg.download);
+    }
+    match commands::program_source(form) {
+        Some(ProgramSource::Inline(arg) | ProgramSource::File(arg)) => arg.download,
+        Some(ProgramSource::Stdin) => {
+            found.stdin == Stdin::DownloadPipe
+                || found
+                    .redirects
+                    .iter()
+                    .any(|redirect| redirect.body.is_some() && redirect.target.download)
+        }
+        None => false,
+    }
+}
+
+fn shutdown(_: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    match name.as_str() {
+        "shutdown" | "reboot" | "halt" | "poweroff" => true,
+        "systemctl" | "loginctl" => {
+            let mut words = form.iter().skip(1);
+            while let Some(arg) = words.next() {
+                match arg.text.as_str() {
+                    // Options that take a value in the next word.
+                    "-H" | "-M" | "-t" | "-p" | "-n" | "-o" | "-s" | "--host" | "--machine"
+                    | "--type" | "--property" | "--lines" | "--output" | "--signal" => {
+                        words.next();
+                    }
+                    text if text.starts_with('-') => {}
+                    verb => {
+                        return matches!(
+                            verb,
+                            "poweroff" | "reboot" | "halt" | "kexec" | "soft-reboot"
+                        );
+                    }
+                }
+            }
+            false
+        }
+        "init" | "telinit" => form
+            .get(1)
+            .is_some_and(|arg| matches!(arg.text.as_str(), "0" | "6")),
+        _ => false,
+    }
+}
+
+fn kill_all(_: &Found, form: &[Arg]) -> bool {
+    if name(form) != "kill" {
+        return false;
+    }
+    let mut index = 1;
+    // One signal option first: `-9`, `-KILL`, `-SIGKILL`, `-s KILL`, `-n 9`; or a listing.
+    match form.get(index).map(|arg| arg.text.as_str()) {
+        Some("-s" | "-n" | "--signal") => index += 2,
+        Some("-l" | "-L" | "--list" | "--table") => return false,
+        Some(text) if text.starts_with('-') && text != "--" && text.len() > 1 => index += 1,
+        _ => {}
+    }
+    if form.get(index).is_some_and(|arg| arg.text == "--") {
+        index += 1;
+    }
+    form.iter()
+        .skip(index)
+        .any(|arg| matches!(arg.text.as_str(), "-1" | "1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_classified() {
+        let class = |text: &str| classify(&Arg::literal(text));
+        for root in ["/", "//", "/.", "/*", "/tmp/..", "/./", "/**"] {
+            assert_eq!(class(root), Target::Root, "{root}");
+        }
+        for home in [
+            "~", "~/", "$HOME", "${HOME}", "$HOME/", "~/*", "~root", "~/.", "$HOME/*",
+        ] {
+            assert_eq!(class(home), Target::Home, "{home}");
+        }
+        for system in ["/usr", "/etc/", "/var/*", "/usr/local/.."] {
+            assert_eq!(class(system), Target::SystemDir, "{system}");
+        }
+        for other in [
+            "/tmp/foo",
+            "./build",
+            "~/project/target",
+            "$HOMEDIR",
+            "$HOME/x",
+            "/usr/local",
+            "build",
+        ] {
+            assert_eq!(class(other), Target::Other, "{other}");
+        }
+    }
+
+    #[test]
+    fn block_devices_are_recognized() {
+        for device in [
+            "/dev/sda",
+            "/dev/sda1",
+            "/dev/nvme0n1",
+            "/dev/mapper/root",
+            "/dev/disk/by-id/x",
+            "/dev//sdb",
+            "/dev/md0",
+            "/dev/mmcblk0",
+            "/dev/xvda",
+            "/dev/dm-0",
+            "/dev/disk2",
+        ] {
+            assert!(is_block_device(&Arg::literal(device)), "{device}");
+        }
+        for other in [
+            "/dev/null",
+            "/dev/stdout",
+            "/dev/stderr",
+            "/dev/tty",
+            "/dev/fd/1",
+            "/dev/loop0",
+            "/dev/zero",
+            "/dev/shm/x",
+            "./sda",
+            "/dev/sd",
+        ] {
+            assert!(!is_block_device(&Arg::literal(other)), "{other}");
+        }
+    }
+}

@@ -1,0 +1,734 @@
+//! What the policy knows about particular commands: wrappers that run another command
+//! (`sudo`, `env`, `timeout`, `xargs`, …), launchers that run a script given as text
+//! (`bash -c`, `eval`, `ssh host …`), interpreters that read a program from their input, and
+//! downloaders.
+//!
+//! Every function here looks at words only. Pure: runs nothing.
+
+use crate::words::Arg;
+
+/// The name a rule or built-in sees for a command word: its last path component
+/// (`/usr/bin/rm` is `rm`).
+pub(crate) fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// The lower-cased basename of `argv[0]` when it is a plain literal word.
+pub(crate) fn program(argv: &[Arg]) -> Option<String> {
+    let first = argv.first()?;
+    first
+        .is_plain()
+        .then(|| basename(&first.text).to_ascii_lowercase())
+}
+
+/// How a wrapper's own options look, so that the wrapped command can be found.
+struct Wrapper {
+    names: &'static [&'static str],
+    /// Short options that take an argument (`-u root`, `-uroot`).
+    short_with_value: &'static str,
+    /// Short options whose argument, if any, is attached (`xargs -i{}`).
+    short_with_attached_value: &'static str,
+    /// Long options that take an argument when it is not given with `=`.
+    long_with_value: &'static [&'static str],
+    /// Short options that mean the wrapper runs no command (`command -v`, `sudo -l`).
+    short_no_command: &'static str,
+    /// Long options that mean the wrapper runs no command.
+    long_no_command: &'static [&'static str],
+    /// Operands before the command (`timeout DURATION`, `chroot DIR`).
+    operands: usize,
+    /// `NAME=value` words may come before the command (`env`, `sudo`).
+    assignments: bool,
+    /// `-N` (a number) is an option (`nice -10`).
+    numeric_options: bool,
+}
+
+const NONE: &[&str] = &[];
+
+const WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        names: &["env"],
+        short_with_value: "uCS",
+        short_with_attached_value: "",
+        long_with_value: &["unset", "chdir", "split-string"],
+        short_no_command: "",
+        long_no_command: &["help", "version", "list-signal-handling"],
+        operands: 0,
+        assignments: true,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["sudo"],
+        short_with_value: "ugCDhprtTUR",
+        short_with_attached_value: "",
+        long_with_value: &[
+            "user",
+            "group",
+            "close-from",
+            "chdir",
+            "host",
+            "prompt",
+            "role",
+            "type",
+            "command-timeout",
+            "other-user",
+            "chroot",
+        ],
+        short_no_command: "elvVK",
+        long_no_command: &[
+            "edit",
+            "list",
+            "validate",
+            "version",
+            "help",
+            "remove-timestamp",
+        ],
+        operands: 0,
+        assignments: true,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["doas"],
+        short_with_value: "uC",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "",
+        long_no_command: NONE,
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["pkexec"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: &["user"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["nice"],
+        short_with_value: "n",
+        short_with_attached_value: "",
+        long_with_value: &["adjustment"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: true,
+    },
+    Wrapper {
+        names: &["nohup", "builtin", "unbuffer", "busybox"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["timeout"],
+        short_with_value: "ks",
+        short_with_attached_value: "",
+        long_with_value: &["kill-after", "signal"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 1,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["time"],
+        short_with_value: "fo",
+        short_with_attached_value: "",
+        long_with_value: &["format", "output"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["command"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "vV",
+        long_no_command: NONE,
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["exec"],
+        short_with_value: "a",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "",
+        long_no_command: NONE,
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["xargs"],
+        short_with_value: "adEILnPs",
+        short_with_attached_value: "eil",
+        long_with_value: &[
+            "arg-file",
+            "delimiter",
+            "eof",
+            "replace",
+            "max-lines",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+        short_no_command: "",
+        long_no_command: &["help", "version", "show-limits"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["stdbuf"],
+        short_with_value: "ioe",
+        short_with_attached_value: "",
+        long_with_value: &["input", "output", "error"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["setsid"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["ionice"],
+        short_with_value: "cn",
+        short_with_attached_value: "",
+        long_with_value: &["class", "classdata"],
+        short_no_command: "pPu",
+        long_no_command: &["pid", "pgid", "uid", "help", "version"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["chroot"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: &["userspec", "groups"],
+        short_no_command: "",
+        long_no_command: &["help", "version"],
+        operands: 1,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
+        names: &["taskset"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: NONE,
+        short_no_command: "p",
+        long_no_command: &["pid", "help", "version"],
+        operands: 1,
+        assignments: false,
+        numeric_options: false,
+    },
+];
+
+/// Where the command that the wrapper `argv[0]` runs starts in `argv`, if it runs one.
+pub(crate) fn wrapped_command(argv: &[Arg]) -> Option<usize> {
+    let name = program(argv)?;
+    let spec = WRAPPERS
+        .iter()
+        .find(|spec| spec.names.contains(&name.as_str()))?;
+    let mut operands_left = spec.operands;
+    let mut options_done = false;
+    let mut index = 1;
+    while index < argv.len() {
+        let arg = &argv[index];
+        let text = arg.text.as_str();
+        if !arg.literal {
+            // `sudo $opts rm`: the shell decides what this is; call it the command, whose
+            // name is then not literal (and so unknown).
+            return Some(index);
+        }
+        if !options_done && text == "--" {
+            options_done = true;
+            index += 1;
+            continue;
+        }
+        if !options_done && text == "-" && name == "env" {
+            index += 1;
+            continue;
+        }
+        if !options_done && let Some(long) = text.strip_prefix("--") {
+            let (long_name, has_value) = match long.split_once('=') {
+                Some((long_name, _)) => (long_name, true),
+                None => (long, false),
+            };
+            if spec.long_no_command.contains(&long_name) {
+                return None;
+            }
+            index += 1;
+            if !has_value && spec.long_with_value.contains(&long_name) {
+                index += 1;
+            }
+            continue;
+        }
+        if !options_done && text.len() > 1 && text.starts_with('-') {
+            let letters = &text[1..];
+            index += 1;
+            if spec.numeric_options && letters.bytes().all(|byte| byte.is_ascii_digit()) {
+                continue;
+            }
+            for (offset, letter) in letters.char_indices() {
+                if spec.short_no_command.contains(letter) {
+                    return None;
+                }
+                if spec.short_with_value.contains(letter) {
+                    if offset + letter.len_utf8() == letters.len() {
+                        index += 1;
+                    }
+                    break;
+                }
+                if spec.short_with_attached_value.contains(letter) {
+                    break;
+                }
+            }
+            continue;
+        }
+        if spec.assignments && is_assignment(text) {
+            index += 1;
+            continue;
+        }
+        if operands_left > 0 {
+            operands_left -= 1;
+            index += 1;
+            continue;
+        }
+        return Some(index);
+    }
+    None
+}
+
+/// The start of every command `argv` runs through wrappers: `[0, 1]` for `sudo rm -rf /`.
+pub(crate) fn forms(argv: &[Arg]) -> Vec<usize> {
+    let mut forms = vec![0];
+    let mut start = 0;
+    // Each step moves forward, so this ends; the bound only guards against surprises.
+    while forms.len() <= argv.len() {
+        match wrapped_command(&argv[start..]) {
+            Some(offset) if offset > 0 => {
+                start += offset;
+                forms.push(start);
+            }
+            _ => break,
+        }
+    }
+    forms
+}
+
+/// True for `NAME=value`.
+pub(crate) fn is_assignment(text: &str) -> bool {
+    match text.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        }
+        None => false,
+    }
+}
+
+/// Shells whose `-c` script is parsed as bash (close enough for finding commands in it).
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "lksh", "pdksh", "ash", "yash", "posh", "rbash",
+    "fish", "csh", "tcsh",
+];
+
+/// Interpreters of other languages, which run a program read from their input when given
+/// none (`curl … | python3`).
+fn is_language_interpreter(name: &str) -> bool {
+    let version_suffix = |rest: &str| {
+        rest.bytes()
+            .all(|byte| byte.is_ascii_digit() || byte == b'.')
+    };
+    [
+        "python", "perl", "ruby", "node", "php", "pypy", "nodejs", "bun", "deno", "lua",
+    ]
+    .iter()
+    .any(|base| name.strip_prefix(base).is_some_and(version_suffix))
+}
+
+pub(crate) fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
+}
+
+/// Where an interpreter (a shell, `python`, `source`, …) takes its program from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProgramSource<'a> {
+    /// From an argument given as text (`bash -c TEXT`, `python -c TEXT`).
+    Inline(&'a Arg),
+    /// From a file (`bash script.sh`, `source <(…)`).
+    File(&'a Arg),
+    /// From standard input (`bash`, `bash -s`, `python -`).
+    Stdin,
+}
+
+/// Where the interpreter `form[0]` reads its program from; `None` if it is not an
+/// interpreter.
+pub(crate) fn program_source(form: &[Arg]) -> Option<ProgramSource<'_>> {
+    let name = program(form)?;
+    if name == "source" || name == "." {
+        return form.get(1).map(ProgramSource::File);
+    }
+    if is_shell(&name) {
+        return Some(shell_program_source(form));
+    }
+    if is_language_interpreter(&name) {
+        return Some(language_program_source(&name, form));
+    }
+    None
+}
+
+fn shell_program_source(form: &[Arg]) -> ProgramSource<'_> {
+    let mut inline = false;
+    let mut index = 1;
+    while index < form.len() {
+        let text = form[index].text.as_str();
+        if text == "--" || text == "-" {
+            index += 1;
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            index += 1;
+            if matches!(long, "rcfile" | "init-file") {
+                index += 1;
+            }
+            continue;
+        }
+        if (text.starts_with('-') || text.starts_with('+')) && text.len() > 1 {
+            index += 1;
+            for letter in text[1..].chars() {
+                match letter {
+                    'c' => inline = true,
+                    // `-o pipefail`, `-O extglob` take the next word.
+                    'o' | 'O' => index += 1,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        break;
+    }
+    match form.get(index) {
+        Some(arg) if inline => ProgramSource::Inline(arg),
+        // `bash -c` with no text runs nothing; `bash -s args` reads stdin.
+        _ if inline => ProgramSource::Stdin,
+        Some(arg) if !has_short_flag(form, 's') => ProgramSource::File(arg),
+        _ => ProgramSource::Stdin,
+    }
+}
+
+fn has_short_flag(form: &[Arg], letter: char) -> bool {
+    form.iter()
+        .skip(1)
+        .take_while(|arg| arg.text != "--")
+        .any(|arg| {
+            arg.text.starts_with('-')
+                && !arg.text.starts_with("--")
+                && arg.text[1..].contains(letter)
+        })
+}
+
+fn language_program_source<'a>(name: &str, form: &'a [Arg]) -> ProgramSource<'a> {
+    let inline_flags: &[&str] = match name {
+        _ if name.starts_with("python") || name.starts_with("pypy") => &["-c", "-m"],
+        _ if name.starts_with("perl") || name.starts_with("ruby") => &["-e", "-E"],
+        _ if name.starts_with("php") => &["-r"],
+        _ => &["-e", "-p", "--eval", "--print"],
+    };
+    let mut index = 1;
+    while index < form.len() {
+        let arg = &form[index];
+        let text = arg.text.as_str();
+        if inline_flags.contains(&text) {
+            return form
+                .get(index + 1)
+                .map_or(ProgramSource::Stdin, ProgramSource::Inline);
+        }
+        if inline_flags
+            .iter()
+            .any(|flag| text.starts_with(flag) && text.len() > flag.len())
+        {
+            // `python -cCODE`, `perl -eCODE`.
+            return ProgramSource::Inline(arg);
+        }
+        if text == "-" {
+            return ProgramSource::Stdin;
+        }
+        if text == "--" {
+            return form
+                .get(index + 1)
+                .map_or(ProgramSource::Stdin, ProgramSource::File);
+        }
+        if text.starts_with('-') {
+            index += 1;
+            continue;
+        }
+        return ProgramSource::File(arg);
+    }
+    ProgramSource::Stdin
+}
+
+/// A script given as text to a command that runs it: the text and a short label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Launch {
+    pub script: String,
+    pub label: String,
+    /// The launcher only hands the script to a local shell (`bash -c`, `eval`), so it needs
+    /// no decision of its own: its script's commands decide.
+    pub transparent: bool,
+    /// `$0`, `$1`, … inside the script, when the launcher sets them (`sh -c TEXT ARG0 ARG1`).
+    pub positional: Option<Vec<Arg>>,
+}
+
+/// The script `form` runs as text, if it is a launcher: `bash -c TEXT`, `eval WORDS…`,
+/// `su -c TEXT`, `env -S TEXT`, `watch WORDS…`, `ssh HOST WORDS…`.
+pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
+    let name = program(form)?;
+    let joined = |words: &[Arg]| {
+        words
+            .iter()
+            .map(|arg| arg.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let transparent = |script: String, label: String| {
+        Some(Launch {
+            script,
+            label,
+            transparent: true,
+            positional: None,
+        })
+    };
+    match name.as_str() {
+        "eval" if form.len() > 1 => transparent(joined(&form[1..]), "eval".to_owned()),
+        _ if is_shell(&name) => match shell_program_source(form) {
+            ProgramSource::Inline(arg) => {
+                // The words after the script are `$0`, `$1`, ….
+                let after = form
+                    .iter()
+                    .position(|other| std::ptr::eq(other, arg))
+                    .map_or(form.len(), |at| at + 1);
+                Some(Launch {
+                    script: arg.text.clone(),
+                    label: format!("{name} -c"),
+                    transparent: true,
+                    positional: Some(form[after..].to_vec()),
+                })
+            }
+            ProgramSource::File(_) | ProgramSource::Stdin => None,
+        },
+        // `trap 'cmd' SIGNAL…` runs the text later, as if by eval.
+        "trap" => match form.get(1).map(|arg| arg.text.as_str()) {
+            Some("-" | "-p" | "-l" | "--") | None => None,
+            Some(_) if form.len() < 3 => None,
+            Some(script) => transparent(script.to_owned(), "trap".to_owned()),
+        },
+        "su" | "runuser" => {
+            let mut words = form.iter().skip(1);
+            while let Some(arg) = words.next() {
+                let text = arg.text.as_str();
+                if text == "-c" || text == "--command" || text == "--session-command" {
+                    return transparent(words.next()?.text.clone(), format!("{name} -c"));
+                }
+                if let Some(script) = text.strip_prefix("--command=") {
+                    return transparent(script.to_owned(), format!("{name} -c"));
+                }
+            }
+            None
+        }
+        "env" => {
+            // `env -S 'cmd args' more` runs `cmd args more`.
+            let position = form.iter().position(|arg| {
+                arg.text == "-S"
+                    || arg.text.starts_with("--split-string")
+                    || arg.text.starts_with("-S")
+            })?;
+            let flag = &form[position].text;
+            let (first, rest_start) = if flag == "-S" || flag == "--split-string" {
+                (form.get(position + 1)?.text.clone(), position + 2)
+            } else {
+                let attached = flag
+                    .strip_prefix("--split-string=")
+                    .or_else(|| flag.strip_prefix("-S"));
+                (attached.unwrap_or_default().to_owned(), position + 1)
+            };
+            let rest = form.get(rest_start..).map(joined).unwrap_or_default();
+            transparent(format!("{first} {rest}"), "env -S".to_owned())
+        }
+        "watch" => {
+            let mut index = 1;
+            while let Some(arg) = form.get(index) {
+                match arg.text.as_str() {
+                    "-n" | "--interval" | "-q" | "--equexit" => index += 2,
+                    text if text.starts_with('-') => index += 1,
+                    _ => break,
+                }
+            }
+            let rest = form.get(index..).filter(|rest| !rest.is_empty())?;
+            transparent(joined(rest), "watch".to_owned())
+        }
+        "ssh" => {
+            let mut index = 1;
+            while let Some(arg) = form.get(index) {
+                let text = arg.text.as_str();
+                if text == "--" {
+                    index += 1;
+                    break;
+                }
+                if let Some(letters) = text.strip_prefix('-') {
+                    index += 1;
+                    let takes_value = letters
+                        .chars()
+                        .last()
+                        .is_some_and(|last| "BbcDEeFIiJLlmOoPpQRSWw".contains(last));
+                    if takes_value {
+                        index += 1;
+                    }
+                    continue;
+                }
+                break;
+            }
+            // The host, then the remote command.
+            let rest = form.get(index + 1..).filter(|rest| !rest.is_empty())?;
+            Some(Launch {
+                script: joined(rest),
+                label: "ssh".to_owned(),
+                transparent: false,
+                positional: None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// True for commands that fetch data from the network to standard output.
+pub(crate) fn is_downloader(name: &str) -> bool {
+    matches!(
+        name,
+        "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "aria2c"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<Arg> {
+        line.split_whitespace().map(Arg::literal).collect()
+    }
+
+    fn unwrapped(line: &str) -> Vec<String> {
+        let words = argv(line);
+        let starts = forms(&words);
+        starts
+            .iter()
+            .map(|start| {
+                words[*start..]
+                    .iter()
+                    .map(|arg| arg.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wrappers_unwrap_to_their_command() {
+        assert_eq!(
+            unwrapped("sudo -u root rm -rf /"),
+            ["sudo -u root rm -rf /", "rm -rf /"]
+        );
+        assert_eq!(
+            unwrapped("env -i -u X A=1 B=2 nice -n 5 ls"),
+            ["env -i -u X A=1 B=2 nice -n 5 ls", "nice -n 5 ls", "ls"]
+        );
+        assert_eq!(
+            unwrapped("timeout -s KILL 10 make"),
+            ["timeout -s KILL 10 make", "make"]
+        );
+        assert_eq!(
+            unwrapped("xargs -0 -I{} rm {}"),
+            ["xargs -0 -I{} rm {}", "rm {}"]
+        );
+        assert_eq!(unwrapped("xargs -n 1 rm"), ["xargs -n 1 rm", "rm"]);
+        assert_eq!(unwrapped("nice -10 rm x"), ["nice -10 rm x", "rm x"]);
+        assert_eq!(unwrapped("command -v rm"), ["command -v rm"]);
+        assert_eq!(unwrapped("sudo -l rm"), ["sudo -l rm"]);
+        assert_eq!(unwrapped("/usr/bin/env ls"), ["/usr/bin/env ls", "ls"]);
+        assert_eq!(
+            unwrapped("chroot /mnt rm -rf /"),
+            ["chroot /mnt rm -rf /", "rm -rf /"]
+        );
+        assert_eq!(unwrapped("env"), ["env"]);
+    }
+
+    #[test]
+    fn launchers_give_their_script() {
+        let script = |line: &str| launch(&argv(line)).map(|launch| launch.script);
+        assert_eq!(script("bash -c ls"), Some("ls".to_owned()));
+        assert_eq!(script("bash -euo pipefail -c ls"), Some("ls".to_owned()));
+        assert_eq!(script("sh -lc ls"), Some("ls".to_owned()));
+        assert_eq!(script("bash script.sh"), None);
+        assert_eq!(script("eval rm -rf /"), Some("rm -rf /".to_owned()));
+        assert_eq!(
+            script("ssh -p 22 host rm -rf /"),
+            Some("rm -rf /".to_owned())
+        );
+        assert_eq!(script("ssh host"), None);
+        assert_eq!(script("su root -c ls"), Some("ls".to_owned()));
+        assert_eq!(script("env -S ls -la"), Some("ls -la".to_owned()));
+    }
+
+    #[test]
+    fn interpreters_know_where_their_program_comes_from() {
+        let source = |line: &str| {
+            let words = argv(line);
+            program_source(&words).map(|source| match source {
+                ProgramSource::Inline(_) => "inline",
+                ProgramSource::File(_) => "file",
+                ProgramSource::Stdin => "stdin",
+            })
+        };
+        assert_eq!(source("bash"), Some("stdin"));
+        assert_eq!(source("bash -s -- x"), Some("stdin"));
+        assert_eq!(source("sh x.sh"), Some("file"));
+        assert_eq!(source("python3"), Some("stdin"));
+        assert_eq!(source("python3 -m json.tool"), Some("inline"));
+        assert_eq!(source("python3 -c x"), Some("inline"));
+        assert_eq!(source("python3 -u -"), Some("stdin"));
+        assert_eq!(source("jq ."), None);
+        assert_eq!(source("perl -e x"), Some("inline"));
+    }
+}

@@ -1,0 +1,447 @@
+//! Guarded calls into brush-parser: whole scripts, single words and brace expansions.
+//!
+//! brush-parser 0.4.0 has several known ways to fail badly (most found by `fuzz/`; each input
+//! is kept in the tests), and every call here defends against all of them, so that
+//! `Policy::check` never panics, never hangs and never aborts:
+//!
+//! - it `unwrap`s integer parses: a redirect fd that does not fit in i32 (`222222222226>`), a
+//!   tilde directory-stack index that does not fit in usize (`~99999999999999999999`), a brace
+//!   sequence bound that does not fit in i64. We refuse such input before parsing (so the
+//!   process's panic hook never prints), and run every parse under `catch_unwind` for the
+//!   others: its tokenizer also `unwrap`s a `None` on some malformed `${…}` (found by fuzzing,
+//!   `c/{0$(")} ${#x <<EOF…`), which is caught and reported as unparseable, though the
+//!   process's panic hook still prints it;
+//! - its brace-expansion parser backtracks exponentially on nested `{` that do not form
+//!   brace expressions (`{{{{{{…`), so words nested deeper than [`MAX_BRACE_DEPTH`] are not
+//!   brace-parsed at all (and count as unknown);
+//! - its tokenizer loops forever, allocating, when the input ends inside `$(…`, `${…` or `$[…`
+//!   while a here-document is still open (`cat <<e$( <<e(i)${`). Such input has an
+//!   unterminated here-document, so we first tokenize a copy with every `$` made `_` (which
+//!   cannot enter those loops) and refuse the text if that copy does not tokenize. It loops on
+//!   an empty delimiter at the end of the input (`cat <<"" `): empty delimiters are refused;
+//! - its PEG parser backtracks exponentially on some nestings: parentheses around a syntax
+//!   error, unclosed parentheses spread over lines, `case` nested without `;;`. We tokenize
+//!   first, refuse token streams that nest parentheses or `case` deeper than any real command
+//!   does, and only then parse the tokens;
+//! - its word grammar backtracks exponentially on unclosed `$(`, `$((`, `${`, `$[`, which
+//!   here-document bodies can hold: words leaving more than [`MAX_WORD_UNCLOSED_BRACKETS`]
+//!   brackets open, or nesting them deeper than [`MAX_WORD_BRACKET_DEPTH`], are not parsed
+//!   (and count as unknown);
+//! - it recurses once per nesting level (`{ { { …`, `[[ ! ! ! …`, `${x:-${x:-…`), so a deep
+//!   enough input overflows the stack, which aborts the process and cannot be caught. We bound
+//!   the nesting from above by counting opening tokens and run the parse on a stack big
+//!   enough for that bound (`stacker`), refusing absurd inputs outright.
+//!
+//! Pure: parses text, runs nothing, prints nothing.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ast;
+use brush_parser::word::{BraceExpressionOrText, WordPieceWithSource};
+
+/// Stack allowed per possible nesting level. Measured: brush-parser needs about 20 KiB per
+/// level in a debug build and 10 KiB in release; the walker adds a little on top, and the
+/// count of opening tokens is a loose bound on the depth.
+const STACK_PER_LEVEL_BYTES: usize = 32 * 1024;
+/// Stack kept free for everything that is not proportional to nesting.
+const STACK_BASE_BYTES: usize = 256 * 1024;
+/// Inputs that could nest deeper than this are not parsed at all (that would reserve more
+/// than 640 MiB of stack address space): they are reported as unparseable.
+const MAX_OPENERS: usize = 20_000;
+
+/// Words whose unquoted `{` nest deeper than this (an unclosed `{` counts as open) are not
+/// given to the brace parser, whose time doubles with each level when the braces are not
+/// brace expressions (measured: `{` × 8 takes 0.6 ms, × 12 22 ms, × 18 5 s).
+pub(crate) const MAX_BRACE_DEPTH: usize = 5;
+
+/// Why a piece of text could not be parsed.
+pub(crate) type ParseFailure = String;
+
+/// The parser options every call uses: bash mode, extglob on (what `bash -c` accepts).
+pub(crate) fn options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions::default()
+}
+
+/// Parses a whole script.
+pub(crate) fn program(text: &str) -> Result<ast::Program, ParseFailure> {
+    if let Some(problem) = integer_overflow(text) {
+        return Err(problem.to_owned());
+    }
+    if has_empty_heredoc_delimiter(text) {
+        return Err("a here-document has an empty delimiter".to_owned());
+    }
+    if text.contains("<<") && text.contains('$') && heredoc_may_not_end(text) {
+        return Err("a here-document may not be terminated".to_owned());
+    }
+    guarded(text, || {
+        let options = options();
+        let tokens = brush_parser::uncached_tokenize_str(text, &options.tokenizer_options())
+            .map_err(|error| error.to_string())?;
+        if let Some(problem) = backtracking_risk(&tokens) {
+            return Err(problem);
+        }
+        brush_parser::parse_tokens(&tokens, &options).map_err(|error| error.to_string())
+    })
+}
+
+/// Parentheses nested deeper than this are not parsed (brush-parser's time doubles with each
+/// level once the text inside has a syntax error: 16 levels take 3 ms, 22 take 110 ms).
+const MAX_PAREN_DEPTH: usize = 16;
+/// `case` commands nested deeper than this are not parsed (valid ones without `;;` cost
+/// brush-parser 3 ms at 10 levels, 144 ms at 16, 7 s at 22).
+const MAX_CASE_DEPTH: usize = 8;
+
+/// A word or here-document body with more brackets (`(`, `{`, `[`) left unclosed than this
+/// is not parsed: brush-parser's word grammar backtracks exponentially on each unclosed `$(`,
+/// `$((`, `${`, `$[` or extended glob (8 unclosed `$(` take 0.9 ms, 12 take 80 ms; 8
+/// unclosed `$((` take 260 ms; a mix of 7 unclosed took 55 ms).
+const MAX_WORD_UNCLOSED_BRACKETS: usize = 4;
+/// Brackets nested deeper than this in one word are not parsed either, closed or not.
+const MAX_WORD_BRACKET_DEPTH: usize = 16;
+
+/// Why a word is too deeply nested to give to the word parser, if it is. Brackets are
+/// matched by kind, so a stray `]` does not close a `(`. In a word (not a here-document
+/// body), single-quoted text is skipped: the parser reads it as one piece, and JSON arguments
+/// live there.
+fn word_too_nested(text: &str, heredoc: bool) -> Option<&'static str> {
+    let mut open: Vec<u8> = Vec::new();
+    let mut in_single_quotes = false;
+    for byte in text.bytes() {
+        match byte {
+            b'\'' if !heredoc => in_single_quotes = !in_single_quotes,
+            _ if in_single_quotes => {}
+            b'(' => open.push(b')'),
+            b'{' => open.push(b'}'),
+            b'[' => open.push(b']'),
+            // A closer closes only the innermost bracket of its kind.
+            b')' | b'}' | b']' if open.last() == Some(&byte) => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if open.len() > MAX_WORD_BRACKET_DEPTH {
+            return Some("brackets in a word nest too deeply to check");
+        }
+    }
+    (open.len() > MAX_WORD_UNCLOSED_BRACKETS)
+        .then_some("a word leaves too many brackets open to check")
+}
+
+/// Why the tokens would send brush-parser's backtracking into exponential time, if they would.
+fn backtracking_risk(tokens: &[brush_parser::Token]) -> Option<String> {
+    let mut parens = 0usize;
+    let mut cases = 0usize;
+    for token in tokens {
+        match token {
+            brush_parser::Token::Operator(operator, _) => match operator.as_str() {
+                "(" => parens += 1,
+                ")" => parens = parens.saturating_sub(1),
+                _ => {}
+            },
+            brush_parser::Token::Word(word, _) => match word.as_str() {
+                "case" => cases += 1,
+                "esac" => cases = cases.saturating_sub(1),
+                _ => {}
+            },
+        }
+        if parens > MAX_PAREN_DEPTH {
+            return Some(format!("parentheses nest more than {MAX_PAREN_DEPTH} deep"));
+        }
+        if cases > MAX_CASE_DEPTH {
+            return Some(format!(
+                "`case` commands nest more than {MAX_CASE_DEPTH} deep"
+            ));
+        }
+    }
+    None
+}
+
+/// Splits one word into its pieces (quotes, expansions, substitutions).
+pub(crate) fn word(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, false)) {
+        return Err(problem.to_owned());
+    }
+    guarded(text, || {
+        brush_parser::word::parse(text, &options()).map_err(|error| error.to_string())
+    })
+}
+
+/// Splits a here-document body into its pieces (only `$` and backquote expansions count).
+pub(crate) fn heredoc(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, true)) {
+        return Err(problem.to_owned());
+    }
+    guarded(text, || {
+        brush_parser::word::parse_heredoc(text, &options()).map_err(|error| error.to_string())
+    })
+}
+
+/// Finds the brace expressions of one word (`{a,b}`, `{1..3}`); `None` when it has none.
+pub(crate) fn braces(text: &str) -> Result<Option<Vec<BraceExpressionOrText>>, ParseFailure> {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, false)) {
+        return Err(problem.to_owned());
+    }
+    let depth = brace_depth(text);
+    if depth > MAX_BRACE_DEPTH {
+        return Err(format!("braces nest {depth} deep, too deep to expand"));
+    }
+    guarded(text, || {
+        brush_parser::word::parse_brace_expansions(text, &options())
+            .map_err(|error| error.to_string())
+    })
+}
+
+/// True if a here-document delimiter is empty once quotes and white space are removed
+/// (`<<""`, `<<- ''`, `<<\r`, or nothing). brush-parser 0.4.0 loops forever, allocating, on
+/// `cat <<"" ` or `<<\r ` at the end of the input; bash ends a document with an empty
+/// delimiter at the first empty line, which no real command relies on.
+fn has_empty_heredoc_delimiter(text: &str) -> bool {
+    text.match_indices("<<").any(|(at, _)| {
+        let rest = &text[at + 2..];
+        if rest.starts_with('<') || (at > 0 && text.as_bytes()[at - 1] == b'<') {
+            return false; // `<<<`, a here-string
+        }
+        let rest = rest
+            .strip_prefix('-')
+            .unwrap_or(rest)
+            .trim_start_matches([' ', '\t']);
+        let delimiter_end = rest
+            .find([' ', '\t', '\n', ';', '|', '&', '<', '>', '(', ')'])
+            .unwrap_or(rest.len());
+        let delimiter: String = rest[..delimiter_end]
+            .chars()
+            .filter(|c| !matches!(c, '"' | '\'' | '$'))
+            .collect();
+        delimiter.trim().is_empty()
+    })
+}
+
+/// True unless a copy of `text` with `$` replaced by `_` tokenizes cleanly. The copy has the
+/// same here-documents (tags and bodies) but no `$(`, `${` or `$[`, so it cannot hang; if it
+/// fails (an unterminated here-document, or an unterminated quote that might swallow one),
+/// the text itself could hang the tokenizer.
+fn heredoc_may_not_end(text: &str) -> bool {
+    let defused = text.replace('$', "_");
+    guarded(&defused, || {
+        brush_parser::uncached_tokenize_str(&defused, &options().tokenizer_options())
+            .map_err(|error| error.to_string())
+    })
+    .is_err()
+}
+
+/// Runs `parse` on a stack deep enough for `text`, catching any panic.
+fn guarded<T>(
+    text: &str,
+    parse: impl FnOnce() -> Result<T, ParseFailure>,
+) -> Result<T, ParseFailure> {
+    let openers = count_openers(text);
+    if openers > MAX_OPENERS {
+        return Err(format!(
+            "nests too deeply to check ({openers} opening tokens)"
+        ));
+    }
+    on_big_enough_stack(openers, || {
+        catch_unwind(AssertUnwindSafe(parse))
+            .unwrap_or_else(|_| Err("the shell parser failed on this input".to_owned()))
+    })
+}
+
+/// Runs `work` on the current stack when it has room for `levels` nesting levels, else on a
+/// freshly allocated one.
+pub(crate) fn on_big_enough_stack<T>(levels: usize, work: impl FnOnce() -> T) -> T {
+    let needed = STACK_BASE_BYTES + levels.saturating_mul(STACK_PER_LEVEL_BYTES);
+    stacker::maybe_grow(needed, needed.saturating_add(STACK_BASE_BYTES), work)
+}
+
+/// An upper bound on how deeply `text` can nest: every nesting level of the grammar starts
+/// with one of these tokens, so their count bounds the depth (usually very loosely, which only
+/// costs stack address space).
+pub(crate) fn count_openers(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut count = 0;
+    for (index, byte) in bytes.iter().enumerate() {
+        match byte {
+            b'(' | b'{' | b'[' | b'!' => count += 1,
+            // Reserved words that open a compound command.
+            b'i' | b'w' | b'u' | b'f' | b'c' | b's' => {
+                let starts_word = index == 0 || !is_word_byte(bytes[index - 1]);
+                if starts_word && starts_keyword(&bytes[index..]) {
+                    count += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    count
+}
+
+fn starts_keyword(rest: &[u8]) -> bool {
+    const OPENING_KEYWORDS: [&[u8]; 8] = [
+        b"if",
+        b"while",
+        b"until",
+        b"for",
+        b"case",
+        b"select",
+        b"coproc",
+        b"function",
+    ];
+    OPENING_KEYWORDS.iter().any(|keyword| {
+        rest.starts_with(keyword)
+            && rest
+                .get(keyword.len())
+                .is_none_or(|next| !is_word_byte(*next))
+    })
+}
+
+fn is_word_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// How deeply the unquoted `{` of a word nest, counting a `{` that is never closed as still
+/// open. Quoted text is skipped (brush-parser reads it as one piece); braces of `${…}` count,
+/// since a malformed one (`${&{{{…`) falls back to plain text.
+fn brace_depth(word: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' => skip_until(&mut chars, '\''),
+            '"' => {
+                while let Some(inner) = chars.next() {
+                    match inner {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+            }
+            '{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn skip_until(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, end: char) {
+    for inner in chars.by_ref() {
+        if inner == end {
+            break;
+        }
+    }
+}
+
+/// Detects the integer fields brush-parser 0.4.0 `unwrap`s: a run of digits that cannot fit
+/// in i32 right before `<` or `>` (a redirect fd), or a run of more than 18 digits anywhere
+/// after a `~` or in a word with `{` (tilde stack index, brace sequence bound).
+fn integer_overflow(text: &str) -> Option<&'static str> {
+    let bytes = text.as_bytes();
+    let mut index = 0;
+    let has_tilde_or_brace = bytes.iter().any(|byte| matches!(byte, b'~' | b'{'));
+    while index < bytes.len() {
+        if !bytes[index].is_ascii_digit() {
+            index += 1;
+            continue;
+        }
+        let start = index;
+        while index < bytes.len() && bytes[index].is_ascii_digit() {
+            index += 1;
+        }
+        let digits = &text[start..index];
+        let next = bytes.get(index);
+        if matches!(next, Some(b'<' | b'>')) && digits.parse::<i32>().is_err() {
+            return Some("a redirect names a file descriptor number too large for the shell");
+        }
+        if has_tilde_or_brace && index - start > 18 {
+            return Some("a number too large for the shell parser");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_the_inputs_that_make_brush_panic() {
+        for input in [
+            "222222222226>",
+            "echo hi 2147483648>&1",
+            "99999999999999999999>out",
+        ] {
+            assert!(program(input).is_err(), "{input}");
+        }
+        assert!(word("~99999999999999999999").is_err());
+        assert!(braces("{1..99999999999999999999}").is_err());
+        assert!(braces(&"{".repeat(40)).is_err());
+        assert!(braces(&format!("{}x{}", "{".repeat(16), "}".repeat(16))).is_err());
+        assert!(braces("'{{{{{{{{'{a,b}\"{{\"${x:-${y}}").is_ok());
+        assert!(braces("x/${&{{{{{{{{{{{{{{{{{{{{{{{{{=4}").is_err());
+        assert_eq!(brace_depth("{a,{b,c}}{d,e}"), 2);
+        assert!(program("echo hi 2>&1").is_ok());
+        // Found by fuzzing: brush-parser 0.4.0 loops forever, allocating, on these.
+        assert!(program("cat <<e$( <<e(i)${").is_err());
+        assert!(program("cat <<e$( <<e(i)$(").is_err());
+        assert!(program("cat!<<e$( <<e\"io${").is_err());
+        assert!(program("cat <<\"\" ").is_err());
+        assert!(program("<<\"\"\"\"<\"\"\"\"\"}\"\"\" ").is_err());
+        assert!(program("cat <<- '' x").is_err());
+        assert!(program("<<\r ").is_err());
+        assert!(program("cat <<\u{b}\u{c} x").is_err());
+        assert!(program("echo $((1<<2)) ${x}").is_ok());
+        assert!(program("cat <<<\"\" x").is_ok());
+        assert!(program("cat <<'EOF'\nx\nEOF\n").is_ok());
+        assert!(program("cat <<EOF\n${x} $(date)\nEOF\necho ${y}").is_ok());
+        assert!(program("echo $((1 << 4)) ${x}").is_ok());
+        // Found by fuzzing: exponential backtracking.
+        assert!(program(&format!("b<{}rm\nb<{}rm", "(".repeat(11), "(".repeat(11))).is_err());
+        assert!(
+            program(&format!(
+                "{}{}",
+                "case x in a) ".repeat(10),
+                "esac ".repeat(10)
+            ))
+            .is_err()
+        );
+        assert!(program(&format!("{};{}", "( ".repeat(20), ") ".repeat(20))).is_err());
+        assert!(program(&format!("{}x{}", "( ".repeat(16), ") ".repeat(16))).is_ok());
+        assert!(heredoc(&"$((".repeat(8)).is_err());
+        assert!(word(&format!("x{}", "$(".repeat(9))).is_err());
+        assert!(word("$(( (a + (b * (c - (d / (e + f))))) ))").is_ok());
+        assert!(heredoc(&"${arr[d{".repeat(3)).is_err());
+        assert!(heredoc(&format!("$(rm {}x", "+(".repeat(4) + "](]}").repeat(2)).is_err());
+        assert!(
+            word("'{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":{\"h\":{\"i\":1}}}}}}}}}'")
+                .is_ok()
+        );
+        assert!(program("echo 2147483647>x").is_ok());
+    }
+
+    #[test]
+    fn deep_nesting_parses_on_a_grown_stack() {
+        let depth = 2_000;
+        let script = format!("{}true;{}", "{ ".repeat(depth), "} ".repeat(depth));
+        assert!(program(&script).is_ok());
+        let words = format!("echo {}{}", "${x:-".repeat(depth), "}".repeat(depth));
+        assert!(program(&words).is_ok());
+    }
+
+    #[test]
+    fn openers_bound_nesting() {
+        assert_eq!(count_openers("ls -la"), 0);
+        assert_eq!(count_openers("if true; then (ls); fi"), 2);
+        assert_eq!(count_openers("diff a b; sif x"), 0);
+        assert_eq!(count_openers("for x in 1; do case $x in esac; done"), 2);
+    }
+}

@@ -1,0 +1,338 @@
+//! User rules: compiling `[[policy.rules]]` entries, matching them against commands, and
+//! checking their examples when the rules load.
+//!
+//! Pure: compiles and matches, runs nothing.
+
+use regex::Regex;
+
+use crate::commands;
+use crate::walk::{self, Found};
+use crate::words::Arg;
+use crate::{Decision, PolicyError, RuleSpec};
+
+/// A compiled user rule.
+#[derive(Clone, Debug)]
+pub(crate) struct Rule {
+    pub name: String,
+    pub decision: Decision,
+    pub reason: Option<String>,
+    pattern: Option<Pattern>,
+    regex: Option<Regex>,
+}
+
+impl Rule {
+    /// Compiles rule number `index` (counted from 1) and checks its examples.
+    pub(crate) fn compile(index: usize, spec: &RuleSpec) -> Result<Rule, PolicyError> {
+        let rule = match (&spec.name, &spec.command, &spec.regex) {
+            (Some(name), _, _) => format!("policy rule {index} ({name:?})"),
+            (None, Some(command), _) => format!("policy rule {index} (command {command:?})"),
+            (None, None, Some(regex)) => format!("policy rule {index} (regex {regex:?})"),
+            (None, None, None) => format!("policy rule {index}"),
+        };
+        if spec.command.is_none() && spec.regex.is_none() {
+            return Err(PolicyError::MissingPattern { rule });
+        }
+        let pattern = match &spec.command {
+            Some(command) if command.trim().is_empty() => {
+                return Err(PolicyError::EmptyPattern {
+                    rule,
+                    field: "command",
+                });
+            }
+            Some(command) => {
+                Some(
+                    Pattern::parse(command).map_err(|problem| PolicyError::BadCommand {
+                        rule: rule.clone(),
+                        problem,
+                    })?,
+                )
+            }
+            None => None,
+        };
+        let regex = match &spec.regex {
+            Some(regex) if regex.is_empty() => {
+                return Err(PolicyError::EmptyPattern {
+                    rule,
+                    field: "regex",
+                });
+            }
+            Some(regex) => Some(Regex::new(regex).map_err(|source| PolicyError::BadRegex {
+                rule: rule.clone(),
+                problem: source.to_string(),
+            })?),
+            None => None,
+        };
+        let name = spec
+            .name
+            .clone()
+            .or_else(|| spec.command.clone())
+            .or_else(|| spec.regex.clone())
+            .unwrap_or_default();
+        let compiled = Rule {
+            name,
+            decision: spec.decision,
+            reason: spec.reason.clone(),
+            pattern,
+            regex,
+        };
+        for example in &spec.examples {
+            if !walk::walk(example)
+                .iter()
+                .any(|found| compiled.matches(found))
+            {
+                return Err(PolicyError::ExampleNotMatched {
+                    rule,
+                    example: example.clone(),
+                });
+            }
+        }
+        for example in &spec.counter_examples {
+            if walk::walk(example)
+                .iter()
+                .any(|found| compiled.matches(found))
+            {
+                return Err(PolicyError::CounterExampleMatched {
+                    rule,
+                    example: example.clone(),
+                });
+            }
+        }
+        Ok(compiled)
+    }
+
+    /// True if the rule matches the command or one it runs through wrappers.
+    pub(crate) fn matches(&self, found: &Found) -> bool {
+        found.each_form().any(|form| {
+            self.pattern
+                .as_ref()
+                .is_none_or(|pattern| pattern.matches(form))
+                && self
+                    .regex
+                    .as_ref()
+                    .is_none_or(|regex| regex.is_match(&normalized_text(form, found)))
+        })
+    }
+}
+
+/// The text a rule's regex sees: the words joined by single spaces, then each redirection
+/// (`2>&1`, `>/dev/null`, `<<EOF`), also after a single space.
+pub(crate) fn normalized_text(form: &[Arg], found: &Found) -> String {
+    let mut text = String::new();
+    let redirects = found.redirects.iter().map(walk::Redirect::text);
+    for part in form.iter().map(|arg| arg.text.clone()).chain(redirects) {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+/// An argv prefix pattern such as `git push --force *`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Pattern {
+    words: Vec<Glob>,
+    /// The pattern ended with a lone unquoted `*`: any number of further words may follow.
+    rest: bool,
+    /// The first word has no `/`, so it is compared with the command name's basename.
+    basename: bool,
+}
+
+impl Pattern {
+    fn parse(text: &str) -> Result<Pattern, String> {
+        let mut words = split_pattern(text)?;
+        let rest = words
+            .last()
+            .is_some_and(|last| last.parts == [GlobPart::Star]);
+        if rest {
+            words.pop();
+        }
+        let Some(first) = words.first() else {
+            return Err("the pattern is empty: name at least the command".to_owned());
+        };
+        let basename = !first
+            .parts
+            .iter()
+            .any(|part| matches!(part, GlobPart::Text(text) if text.contains('/')));
+        Ok(Pattern {
+            words,
+            rest,
+            basename,
+        })
+    }
+
+    fn matches(&self, argv: &[Arg]) -> bool {
+        let length_fits = if self.rest {
+            argv.len() >= self.words.len()
+        } else {
+            argv.len() == self.words.len()
+        };
+        length_fits
+            && self
+                .words
+                .iter()
+                .zip(argv)
+                .enumerate()
+                .all(|(index, (glob, arg))| {
+                    let text = if index == 0 && self.basename {
+                        commands::basename(&arg.text)
+                    } else {
+                        &arg.text
+                    };
+                    glob.matches(text)
+                })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum GlobPart {
+    Text(String),
+    Star,
+}
+
+/// One pattern word: literal text with unquoted `*` standing for any run of characters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Glob {
+    parts: Vec<GlobPart>,
+}
+
+impl Glob {
+    fn push_char(&mut self, c: char) {
+        match self.parts.last_mut() {
+            Some(GlobPart::Text(text)) => text.push(c),
+            _ => self.parts.push(GlobPart::Text(c.to_string())),
+        }
+    }
+
+    fn push_star(&mut self) {
+        if self.parts.last() != Some(&GlobPart::Star) {
+            self.parts.push(GlobPart::Star);
+        }
+    }
+
+    fn matches(&self, text: &str) -> bool {
+        // The literal runs between stars, in order: the first anchors at the start, the last
+        // at the end, the others are found left to right in between.
+        let mut runs: Vec<&str> = vec![""];
+        for part in &self.parts {
+            match part {
+                GlobPart::Text(literal) => {
+                    if let Some(last) = runs.last_mut() {
+                        *last = literal;
+                    }
+                }
+                GlobPart::Star => runs.push(""),
+            }
+        }
+        let [first, middle @ .., last] = runs.as_slice() else {
+            return runs.first().is_some_and(|only| *only == text);
+        };
+        if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+            return false;
+        }
+        let mut rest = &text[first.len()..text.len() - last.len()];
+        for run in middle {
+            match rest.find(run) {
+                Some(at) => rest = &rest[at + run.len()..],
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Splits a pattern into words the way the shell splits a command line: blanks separate,
+/// quotes and backslashes make text literal, and an unquoted `*` is a wildcard.
+fn split_pattern(text: &str) -> Result<Vec<Glob>, String> {
+    let mut words = Vec::new();
+    let mut word: Option<Glob> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let current = word.get_or_insert_with(Glob::default);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(inner) => current.push_char(inner),
+                        None => return Err("a single quote is not closed".to_owned()),
+                    }
+                }
+            }
+            '"' => {
+                let current = word.get_or_insert_with(Glob::default);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(escaped @ ('"' | '\\' | '$' | '`')) => current.push_char(escaped),
+                            Some(other) => {
+                                current.push_char('\\');
+                                current.push_char(other);
+                            }
+                            None => return Err("a double quote is not closed".to_owned()),
+                        },
+                        Some(inner) => current.push_char(inner),
+                        None => return Err("a double quote is not closed".to_owned()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(escaped) => word.get_or_insert_with(Glob::default).push_char(escaped),
+                None => return Err("the pattern ends with a lone backslash".to_owned()),
+            },
+            '*' => word.get_or_insert_with(Glob::default).push_star(),
+            ';' | '|' | '&' | '<' | '>' | '(' | ')' | '`' => {
+                return Err(format!(
+                    "`{c}` is shell syntax, but a pattern is the words of one command (quote it to match it literally)"
+                ));
+            }
+            other => word.get_or_insert_with(Glob::default).push_char(other),
+        }
+    }
+    words.extend(word);
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, line: &str) -> bool {
+        let pattern = Pattern::parse(pattern).unwrap_or_else(|problem| panic!("{problem}"));
+        let argv: Vec<Arg> = line.split_whitespace().map(Arg::literal).collect();
+        pattern.matches(&argv)
+    }
+
+    #[test]
+    fn prefix_patterns_match_like_the_contract_says() {
+        assert!(matches(
+            "git push --force *",
+            "git push --force origin main"
+        ));
+        assert!(matches("git push --force *", "git push --force"));
+        assert!(!matches("git push --force *", "git push origin"));
+        assert!(matches("git push", "git push"));
+        assert!(!matches("git push", "git push origin"));
+        assert!(matches("npm run test*", "npm run test:unit"));
+        assert!(matches("git * main", "git push main"));
+        assert!(!matches("git * main", "git push origin main"));
+        assert!(matches("rm", "/bin/rm"));
+        assert!(!matches("/usr/bin/rm", "/bin/rm"));
+        assert!(matches("a*b*c", "aXXbYYc"));
+        assert!(!matches("a*b*c", "aXXc"));
+        assert!(!matches("ab*ba", "aba"));
+        assert!(matches("echo '*'", "echo *"));
+        assert!(!matches("echo '*'", "echo x"));
+    }
+
+    #[test]
+    fn bad_patterns_are_refused() {
+        assert!(Pattern::parse("").is_err());
+        assert!(Pattern::parse("*").is_err());
+        assert!(Pattern::parse("ls | wc").is_err());
+        assert!(Pattern::parse("echo 'open").is_err());
+        assert!(Pattern::parse("echo 'a | b'").is_ok());
+    }
+}

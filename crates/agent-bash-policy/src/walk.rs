@@ -1,0 +1,974 @@
+//! From command text to the list of simple commands the shell would run.
+//!
+//! The walker parses the text with brush-parser and visits every part of the tree that can run
+//! a command: pipelines, lists, subshells, groups, loops, conditionals, `case`, function bodies,
+//! `[[ ]]`, arithmetic, assignments, redirect targets, here-documents that expand, and the
+//! words themselves, whose `$(…)`, backquotes and `${x:-$(…)}` brush-parser keeps as text and we
+//! parse again. Scripts given as text to a launcher (`bash -c`, `eval`, `ssh host …`) are parsed
+//! too, up to [`MAX_NESTING`] levels. Each simple command becomes one [`Found`], in source order
+//! (an outer command comes before the commands nested in its words).
+//!
+//! Pure: parses and records, runs nothing.
+
+use brush_parser::ast;
+use brush_parser::word::{WordPiece, WordPieceWithSource};
+
+use crate::commands::{self, ProgramSource};
+use crate::parse;
+use crate::words::{self, Arg};
+
+/// How many scripts-within-scripts (substitutions, `bash -c`, `eval`) are parsed before the
+/// walker gives up and reports the rest as unknown.
+pub(crate) const MAX_NESTING: usize = 16;
+
+/// Brace expansion beyond this many words is not expanded: the word is reported as unknown.
+const MAX_BRACE_WORDS: usize = 64;
+
+/// How many scripts-within-scripts one check parses at most; beyond, the rest are unknown.
+/// Bounds the work on inputs built to multiply (a substitution inside a substitution inside
+/// …, each in a word with several brace alternatives).
+const MAX_NESTED_SCRIPTS: usize = 10_000;
+
+/// Longest command text quoted in a segment that could not be parsed.
+const MAX_QUOTED_CHARS: usize = 200;
+
+/// Where a command's standard input comes from, as far as the policy cares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Whatever the enclosing command has.
+    #[default]
+    Inherited,
+    /// A pipe from an earlier command of the same pipeline.
+    Pipe,
+    /// A pipe from a pipeline in which an earlier command downloads (`curl … | …`).
+    DownloadPipe,
+}
+
+/// One redirection, normalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Redirect {
+    pub fd: Option<i32>,
+    /// `<`, `>`, `>>`, `<>`, `>|`, `<&`, `>&`, `&>`, `&>>`, `<<`, `<<-` or `<<<`.
+    pub op: &'static str,
+    /// The file, fd or here-document delimiter.
+    pub target: Arg,
+    /// The text a here-document or here-string feeds to the command.
+    pub body: Option<String>,
+}
+
+impl Redirect {
+    /// `2>&1`, `>/dev/null`, `<<EOF`, `<<<text`.
+    pub(crate) fn text(&self) -> String {
+        let fd = self.fd.map(|fd| fd.to_string()).unwrap_or_default();
+        format!("{fd}{}{}", self.op, self.target.text)
+    }
+
+    /// True if the redirect opens its target for writing.
+    pub(crate) fn writes(&self) -> bool {
+        match self.op {
+            ">" | ">>" | ">|" | "<>" | "&>" | "&>>" => true,
+            // `>&word` writes stdout and stderr to a file unless the word is an fd or `-`.
+            ">&" => !self
+                .target
+                .text
+                .bytes()
+                .all(|byte| byte.is_ascii_digit() || byte == b'-'),
+            _ => false,
+        }
+    }
+}
+
+/// One simple command the shell would run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// The words as written, assignments and redirections removed. Empty for a command made
+    /// only of redirections (`> file`).
+    pub argv: Vec<Arg>,
+    /// Where each command run through wrappers starts in `argv` (`sudo rm` is `[0, 1]`).
+    /// Empty when the text could not be parsed: no rule can match it then.
+    pub forms: Vec<usize>,
+    pub redirects: Vec<Redirect>,
+    /// The constructs this command was found in, outermost first (`$(…)`, `bash -c`, `f()`).
+    pub via: Vec<String>,
+    /// Why the policy cannot know what this command runs, if it cannot.
+    pub unknown: Option<String>,
+    /// The command calls the function it is defined in, in the background or twice in one
+    /// pipeline.
+    pub fork_bomb: bool,
+    pub stdin: Stdin,
+    /// The command only hands a script to a local shell (`bash -c`, `eval`); that script's
+    /// commands are found separately.
+    pub launcher: bool,
+}
+
+impl Found {
+    /// The words of each command it runs, outermost first.
+    pub(crate) fn each_form(&self) -> impl Iterator<Item = &[Arg]> {
+        self.forms
+            .iter()
+            .filter_map(|start| self.argv.get(*start..))
+    }
+
+    /// True if this command (or one it wraps) is a downloader.
+    pub(crate) fn downloads(&self) -> bool {
+        self.each_form()
+            .any(|form| commands::program(form).is_some_and(|name| commands::is_downloader(&name)))
+    }
+}
+
+/// Finds every simple command in `command`.
+pub(crate) fn walk(command: &str) -> Vec<Found> {
+    let mut walker = Walker::default();
+    walker.script(command);
+    walker.out
+}
+
+#[derive(Default)]
+struct Walker {
+    out: Vec<Found>,
+    via: Vec<String>,
+    /// How many parsed-again scripts enclose the current point.
+    nesting: usize,
+    /// How many scripts were parsed again so far.
+    nested_scripts: usize,
+    /// Functions whose bodies enclose the current point.
+    functions: Vec<String>,
+    /// How many background lists (`… &`) enclose the current point, within the innermost
+    /// function body.
+    background: usize,
+    /// How many pipelines with two or more calls of an enclosing function (`f | f`) enclose
+    /// the current point, within the innermost function body.
+    self_pipelines: usize,
+    stdin: Stdin,
+    /// `$0`, `$1`, … when a launcher set them (`sh -c SCRIPT ARG0 ARG1`).
+    positional: Option<Vec<Arg>>,
+}
+
+impl Walker {
+    /// Parses `text` and walks it; an unparseable text becomes one unknown command.
+    fn script(&mut self, text: &str) {
+        let openers = parse::count_openers(text);
+        // The tree is walked, and dropped, on a stack sized for its depth.
+        parse::on_big_enough_stack(openers, || match parse::program(text) {
+            Ok(program) => {
+                for list in &program.complete_commands {
+                    self.compound_list(list, &[]);
+                }
+            }
+            Err(failure) => {
+                self.unknown(text, format!("the command could not be parsed: {failure}"))
+            }
+        });
+    }
+
+    /// Parses and walks a script found inside another one.
+    fn nested_script(&mut self, text: &str, label: &str) {
+        if self.nesting >= MAX_NESTING {
+            self.unknown(
+                text,
+                format!("commands nest more than {MAX_NESTING} levels deep"),
+            );
+            return;
+        }
+        if self.nested_scripts >= MAX_NESTED_SCRIPTS {
+            let reason = format!("more than {MAX_NESTED_SCRIPTS} nested scripts to check");
+            self.unknown(text, reason);
+            return;
+        }
+        self.nested_scripts += 1;
+        self.nesting += 1;
+        self.inside(label, |walker| walker.script(text));
+        self.nesting -= 1;
+    }
+
+    /// Parses and walks a script a launcher runs in a new shell, with its positional
+    /// parameters.
+    fn launched_script(&mut self, text: &str, label: &str, positional: Option<Vec<Arg>>) {
+        let saved = std::mem::replace(&mut self.positional, positional);
+        self.nested_script(text, label);
+        self.positional = saved;
+    }
+
+    /// Runs `walk` with `label` on the path, with the input of a fresh command.
+    fn inside(&mut self, label: &str, walk: impl FnOnce(&mut Walker)) {
+        self.via.push(label.to_owned());
+        let saved_stdin = std::mem::take(&mut self.stdin);
+        walk(self);
+        self.stdin = saved_stdin;
+        self.via.pop();
+    }
+
+    fn unknown(&mut self, text: &str, reason: String) {
+        let quoted: String = if text.chars().count() > MAX_QUOTED_CHARS {
+            text.chars().take(MAX_QUOTED_CHARS).chain(['…']).collect()
+        } else {
+            text.to_owned()
+        };
+        self.out.push(Found {
+            argv: vec![Arg::literal(quoted)],
+            via: self.via.clone(),
+            unknown: Some(reason),
+            stdin: self.stdin,
+            ..Found::default()
+        });
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, redirects: &[Redirect]) {
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            let background = matches!(separator, ast::SeparatorOperator::Async);
+            self.background += usize::from(background);
+            self.pipeline(&and_or.first, redirects);
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(pipeline) | ast::AndOr::Or(pipeline) => {
+                        self.pipeline(pipeline, redirects);
+                    }
+                }
+            }
+            self.background -= usize::from(background);
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, redirects: &[Redirect]) {
+        if let [command] = pipeline.seq.as_slice() {
+            self.command(command, redirects);
+            return;
+        }
+        let self_calls = pipeline
+            .seq
+            .iter()
+            .filter(|command| self.calls_enclosing_function(command))
+            .count();
+        let fans_out = usize::from(self_calls >= 2);
+        self.self_pipelines += fans_out;
+        let saved_stdin = self.stdin;
+        let mut download_before = false;
+        for (index, command) in pipeline.seq.iter().enumerate() {
+            self.stdin = match (index, download_before) {
+                (0, _) => saved_stdin,
+                (_, true) => Stdin::DownloadPipe,
+                (_, false) => Stdin::Pipe,
+            };
+            let start = self.out.len();
+            self.command(command, redirects);
+            download_before |= self.out[start..].iter().any(Found::downloads);
+        }
+        self.stdin = saved_stdin;
+        self.self_pipelines -= fans_out;
+    }
+
+    /// True if `command` is a plain call of a function whose body encloses this point.
+    fn calls_enclosing_function(&self, command: &ast::Command) -> bool {
+        match command {
+            ast::Command::Simple(simple) => simple
+                .word_or_name
+                .as_ref()
+                .is_some_and(|word| self.functions.contains(&word.value)),
+            _ => false,
+        }
+    }
+
+    fn command(&mut self, command: &ast::Command, redirects: &[Redirect]) {
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple, redirects),
+            ast::Command::Compound(compound, own) => {
+                let redirects = self.with_redirects(redirects, own.as_ref());
+                self.compound(compound, &redirects);
+            }
+            ast::Command::Function(definition) => self.function(definition),
+            ast::Command::ExtendedTest(test, own) => {
+                self.with_redirects(redirects, own.as_ref());
+                self.extended_test(&test.expr);
+            }
+        }
+    }
+
+    /// The redirects in force inside a compound command: the enclosing ones, then its own.
+    fn with_redirects(
+        &mut self,
+        outer: &[Redirect],
+        own: Option<&ast::RedirectList>,
+    ) -> Vec<Redirect> {
+        let mut redirects = outer.to_vec();
+        for redirect in own.iter().flat_map(|list| &list.0) {
+            self.redirect(redirect, &mut redirects);
+        }
+        redirects
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand, redirects: &[Redirect]) {
+        match compound {
+            ast::CompoundCommand::Arithmetic(arithmetic) => self.scan_text(&arithmetic.expr.value),
+            ast::CompoundCommand::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.scan_text(&expr.value);
+                }
+                self.compound_list(&clause.body.list, redirects);
+            }
+            ast::CompoundCommand::BraceGroup(group) => self.compound_list(&group.list, redirects),
+            ast::CompoundCommand::Subshell(subshell) => {
+                self.compound_list(&subshell.list, redirects)
+            }
+            ast::CompoundCommand::ForClause(clause) => {
+                for value in clause.values.iter().flatten() {
+                    self.expand(&value.value);
+                }
+                self.compound_list(&clause.body.list, redirects);
+            }
+            ast::CompoundCommand::CaseClause(clause) => {
+                self.expand(&clause.value.value);
+                for item in &clause.cases {
+                    for pattern in &item.patterns {
+                        self.expand(&pattern.value);
+                    }
+                    if let Some(list) = &item.cmd {
+                        self.compound_list(list, redirects);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(clause) => {
+                self.compound_list(&clause.condition, redirects);
+                self.compound_list(&clause.then, redirects);
+                for other in clause.elses.iter().flatten() {
+                    if let Some(condition) = &other.condition {
+                        self.compound_list(condition, redirects);
+                    }
+                    self.compound_list(&other.body, redirects);
+                }
+            }
+            ast::CompoundCommand::WhileClause(clause)
+            | ast::CompoundCommand::UntilClause(clause) => {
+                self.compound_list(&clause.0, redirects);
+                self.compound_list(&clause.1.list, redirects);
+            }
+            ast::CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body, redirects),
+        }
+    }
+
+    fn function(&mut self, definition: &ast::FunctionDefinition) {
+        let name = definition.fname.value.clone();
+        let ast::FunctionBody(body, own) = &definition.body;
+        let saved_background = std::mem::take(&mut self.background);
+        let saved_self_pipelines = std::mem::take(&mut self.self_pipelines);
+        self.functions.push(name.clone());
+        self.inside(&format!("{name}()"), |walker| {
+            let redirects = walker.with_redirects(&[], own.as_ref());
+            walker.compound(body, &redirects);
+        });
+        self.functions.pop();
+        self.background = saved_background;
+        self.self_pipelines = saved_self_pipelines;
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr) {
+        match expr {
+            ast::ExtendedTestExpr::And(left, right) | ast::ExtendedTestExpr::Or(left, right) => {
+                self.extended_test(left);
+                self.extended_test(right);
+            }
+            ast::ExtendedTestExpr::Not(inner) | ast::ExtendedTestExpr::Parenthesized(inner) => {
+                self.extended_test(inner);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, word) => {
+                self.expand(&word.value);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, left, right) => {
+                self.expand(&left.value);
+                self.expand(&right.value);
+            }
+        }
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, inherited: &[Redirect]) {
+        // Reserve the slot first, so the command comes before those nested in its words.
+        let slot = self.out.len();
+        self.out.push(Found::default());
+        let mut argv = Vec::new();
+        let mut redirects = inherited.to_vec();
+        let mut has_own_redirects = false;
+        let prefix = simple.prefix.iter().flat_map(|prefix| &prefix.0);
+        for item in prefix {
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                    has_own_redirects = true;
+                    self.redirect(redirect, &mut redirects);
+                }
+                // `FOO=1 cmd`: not part of argv, but its value may run commands.
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
+                    self.assignment(assignment);
+                }
+                ast::CommandPrefixOrSuffixItem::Word(word) => argv.extend(self.expand(&word.value)),
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
+                    argv.push(self.process_substitution(kind, subshell));
+                }
+            }
+        }
+        if let Some(word) = &simple.word_or_name {
+            argv.extend(self.expand(&word.value));
+        }
+        for item in simple.suffix.iter().flat_map(|suffix| &suffix.0) {
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                    has_own_redirects = true;
+                    self.redirect(redirect, &mut redirects);
+                }
+                // `export X=$(…)`: an argument like any other.
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, word)
+                | ast::CommandPrefixOrSuffixItem::Word(word) => {
+                    argv.extend(self.expand(&word.value))
+                }
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
+                    argv.push(self.process_substitution(kind, subshell));
+                }
+            }
+        }
+        if argv.is_empty() && !has_own_redirects {
+            // Only assignments: nothing runs but what their values ran.
+            self.out.remove(slot);
+            return;
+        }
+        self.finish(slot, argv, redirects);
+    }
+
+    /// Records the command in `slot`, then walks what it runs: launcher scripts, scripts fed
+    /// to a shell's input, `find -exec` commands.
+    fn finish(&mut self, slot: usize, argv: Vec<Arg>, redirects: Vec<Redirect>) {
+        let forms = commands::forms(&argv);
+        let mut found = Found {
+            argv,
+            forms,
+            redirects,
+            via: self.via.clone(),
+            stdin: self.stdin,
+            ..Found::default()
+        };
+        found.unknown = first_unknown_name(&found);
+        // A fork bomb: a function calling itself in the background, or twice in one pipeline
+        // (each call then starts two more, at once).
+        if (self.background > 0 || self.self_pipelines > 0)
+            && let Some(first) = found.argv.first()
+            && self.functions.contains(&first.text)
+        {
+            found.fork_bomb = true;
+        }
+        let mut scripts: Vec<(String, String, Option<Vec<Arg>>)> = Vec::new();
+        let mut sub_commands: Vec<Vec<Arg>> = Vec::new();
+        let mut launcher = false;
+        let mut unknown = None;
+        for form in found.each_form() {
+            if let Some(launch) = commands::launch(form) {
+                launcher |= launch.transparent;
+                scripts.push((launch.script, launch.label, launch.positional));
+                continue;
+            }
+            let name = commands::program(form).unwrap_or_default();
+            if name == "find" {
+                sub_commands.extend(find_exec_commands(form));
+            }
+            if commands::is_shell(&name)
+                && commands::program_source(form) == Some(ProgramSource::Stdin)
+            {
+                // A here-document or here-string fed to a shell is its script.
+                let fed = found
+                    .redirects
+                    .iter()
+                    .rev()
+                    .find_map(|redirect| redirect.body.clone());
+                match fed {
+                    Some(body) => {
+                        launcher = true;
+                        scripts.push((body, format!("{name} <<"), None));
+                    }
+                    None if found.stdin != Stdin::Inherited => {
+                        unknown.get_or_insert_with(|| {
+                            format!("`{name}` runs a script read from a pipe")
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+        found.launcher = launcher;
+        if found.unknown.is_none() {
+            found.unknown = unknown;
+        }
+        self.out[slot] = found;
+        for (script, label, positional) in scripts {
+            self.launched_script(&script, &label, positional);
+        }
+        for argv in sub_commands {
+            if self.nesting >= MAX_NESTING {
+                break;
+            }
+            self.nesting += 1;
+            self.inside("find -exec", |walker| {
+                let slot = walker.out.len();
+                walker.out.push(Found::default());
+                walker.finish(slot, argv, Vec::new());
+            });
+            self.nesting -= 1;
+        }
+    }
+
+    fn assignment(&mut self, assignment: &ast::Assignment) {
+        match &assignment.value {
+            ast::AssignmentValue::Scalar(word) => {
+                self.expand(&word.value);
+            }
+            ast::AssignmentValue::Array(elements) => {
+                for (key, value) in elements {
+                    if let Some(key) = key {
+                        self.expand(&key.value);
+                    }
+                    self.expand(&value.value);
+                }
+            }
+        }
+    }
+
+    fn redirect(&mut self, redirect: &ast::IoRedirect, out: &mut Vec<Redirect>) {
+        let normalized = match redirect {
+            ast::IoRedirect::File(fd, kind, target) => {
+                let op = match kind {
+                    ast::IoFileRedirectKind::Read => "<",
+                    ast::IoFileRedirectKind::Write => ">",
+                    ast::IoFileRedirectKind::Append => ">>",
+                    ast::IoFileRedirectKind::ReadAndWrite => "<>",
+                    ast::IoFileRedirectKind::Clobber => ">|",
+                    ast::IoFileRedirectKind::DuplicateInput => "<&",
+                    ast::IoFileRedirectKind::DuplicateOutput => ">&",
+                };
+                let target = match target {
+                    ast::IoFileRedirectTarget::Filename(word)
+                    | ast::IoFileRedirectTarget::Duplicate(word) => self.expand_first(&word.value),
+                    ast::IoFileRedirectTarget::Fd(fd) => Arg::literal(fd.to_string()),
+                    ast::IoFileRedirectTarget::ProcessSubstitution(kind, subshell) => {
+                        self.process_substitution(kind, subshell)
+                    }
+                };
+                Redirect {
+                    fd: *fd,
+                    op,
+                    target,
+                    body: None,
+                }
+            }
+            ast::IoRedirect::HereDocument(fd, doc) => {
+                let start = self.out.len();
+                if doc.requires_expansion {
+                    self.scan_heredoc(&doc.doc.value);
+                }
+                let mut target = self.expand_first(&doc.here_end.value);
+                target.download = self.out[start..].iter().any(Found::downloads);
+                let op = if doc.remove_tabs { "<<-" } else { "<<" };
+                Redirect {
+                    fd: *fd,
+                    op,
+                    target,
+                    body: Some(doc.doc.value.clone()),
+                }
+            }
+            ast::IoRedirect::HereString(fd, word) => {
+                let target = self.expand_first(&word.value);
+                let body = Some(target.text.clone());
+                Redirect {
+                    fd: *fd,
+                    op: "<<<",
+                    target,
+                    body,
+                }
+            }
+            ast::IoRedirect::OutputAndError(word, append) => {
+                let op = if *append { "&>>" } else { "&>" };
+                Redirect {
+                    fd: None,
+                    op,
+                    target: self.expand_first(&word.value),
+                    body: None,
+                }
+            }
+        };
+        out.push(normalized);
+    }
+
+    fn process_substitution(
+        &mut self,
+        kind: &ast::ProcessSubstitutionKind,
+        subshell: &ast::SubshellCommand,
+    ) -> Arg {
+        let label = match kind {
+            ast::ProcessSubstitutionKind::Read => "<(…)",
+            ast::ProcessSubstitutionKind::Write => ">(…)",
+        };
+        let start = self.out.len();
+        self.inside(label, |walker| walker.compound_list(&subshell.list, &[]));
+        let download = self.out[start..].iter().any(Found::downloads);
+        Arg {
+            text: label.to_owned(),
+            literal: false,
+            glob: false,
+            download,
+        }
+    }
+
+    /// The first word a word expands to (redirect targets must expand to one word).
+    fn expand_first(&mut self, raw: &str) -> Arg {
+        self.expand(raw).into_iter().next().unwrap_or_default()
+    }
+
+    /// Expands one shell word: braces, then quote removal; walks every substitution in it.
+    fn expand(&mut self, raw: &str) -> Vec<Arg> {
+        if !words::needs_parsing(raw) {
+            let glob = words::has_glob(raw);
+            return vec![Arg {
+                text: raw.to_owned(),
+                literal: true,
+                glob,
+                download: false,
+            }];
+        }
+        let mut args = Vec::new();
+        if !raw.contains('{') {
+            self.expand_one(raw, &mut args);
+            return args;
+        }
+        match brace_alternatives(raw) {
+            Some(alternatives) => {
+                // Every alternative holds the same substitutions: walk them once.
+                let mut walk = true;
+                let mut download = false;
+                for alternative in &alternatives {
+                    let first = args.len();
+                    self.expand_one_walking(alternative, walk, &mut args);
+                    if walk {
+                        download = args[first..].iter().any(|arg| arg.download);
+                        walk = false;
+                    } else {
+                        for arg in &mut args[first..] {
+                            arg.download |= download;
+                        }
+                    }
+                }
+            }
+            None => {
+                // Too many words, or braces the parser rejects: the words cannot be known.
+                self.unknown(
+                    raw,
+                    format!("brace expansion gives more than {MAX_BRACE_WORDS} words"),
+                );
+                self.expand_one(raw, &mut args);
+                for arg in &mut args {
+                    arg.literal = false;
+                }
+            }
+        }
+        args
+    }
+
+    /// Expands a word without braces into `out` (one word, or none or several for `"$@"`).
+    fn expand_one(&mut self, raw: &str, out: &mut Vec<Arg>) {
+        self.expand_one_walking(raw, true, out);
+    }
+
+    /// Like [`Walker::expand_one`]; walks the word's substitutions only if `walk`.
+    fn expand_one_walking(&mut self, raw: &str, walk: bool, out: &mut Vec<Arg>) {
+        match parse::word(raw) {
+            Ok(pieces) => {
+                if let Some(positional) = &self.positional
+                    && words::is_all_positional(&pieces)
+                {
+                    out.extend(positional.iter().skip(1).cloned());
+                    return;
+                }
+                let mut arg = Arg {
+                    literal: true,
+                    ..Arg::default()
+                };
+                words::render(raw, &pieces, false, self.positional.as_deref(), &mut arg);
+                if walk {
+                    let start = self.out.len();
+                    self.walk_pieces(raw, &pieces);
+                    arg.download |= self.out[start..].iter().any(Found::downloads);
+                }
+                out.push(arg);
+            }
+            Err(failure) => {
+                if walk {
+                    self.unknown(raw, format!("a word could not be parsed: {failure}"));
+                }
+                out.push(Arg {
+                    text: raw.to_owned(),
+                    literal: false,
+                    glob: false,
+                    download: false,
+                });
+            }
+        }
+    }
+
+    /// Walks the substitutions in text that is not a word of its own (arithmetic).
+    fn scan_text(&mut self, text: &str) {
+        if !(text.contains("$(") || text.contains('`')) {
+            return;
+        }
+        match parse::word(text) {
+            Ok(pieces) => self.walk_pieces(text, &pieces),
+            Err(failure) => self.unknown(
+                text,
+                format!("an expression could not be parsed: {failure}"),
+            ),
+        }
+    }
+
+    fn scan_heredoc(&mut self, body: &str) {
+        if !(body.contains('$') || body.contains('`')) {
+            return;
+        }
+        match parse::heredoc(body) {
+            Ok(pieces) => self.walk_pieces(body, &pieces),
+            Err(failure) => self.unknown(
+                body,
+                format!("a here-document could not be parsed: {failure}"),
+            ),
+        }
+    }
+
+    /// Walks the command substitutions among `pieces`, however deeply they sit.
+    fn walk_pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
+        for piece in pieces {
+            match &piece.piece {
+                WordPiece::CommandSubstitution(script) => self.nested_script(script, "$(…)"),
+                WordPiece::BackquotedCommandSubstitution(script) => {
+                    self.nested_script(script, "`…`")
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.walk_pieces(raw, inner);
+                }
+                WordPiece::ParameterExpansion(_) => {
+                    // `${x:-$(cmd)}`: brush-parser keeps the operand as text; parse it as a word.
+                    let source = words::source_of(raw, piece);
+                    if let Some(inner) = source
+                        .strip_prefix("${")
+                        .and_then(|rest| rest.strip_suffix('}'))
+                    {
+                        self.scan_text(inner);
+                    }
+                }
+                WordPiece::ArithmeticExpression(expr) => self.scan_text(&expr.value),
+                WordPiece::Text(_)
+                | WordPiece::SingleQuotedText(_)
+                | WordPiece::AnsiCQuotedText(_)
+                | WordPiece::TildeExpansion(_)
+                | WordPiece::EscapeSequence(_) => {}
+            }
+        }
+    }
+}
+
+/// Why the command is unknown if some command name (of a wrapper or of what it wraps) is not
+/// a plain literal word.
+fn first_unknown_name(found: &Found) -> Option<String> {
+    let name = found
+        .each_form()
+        .filter_map(<[Arg]>::first)
+        .find(|first| !first.is_plain())?;
+    Some(format!(
+        "the command name `{}` is only known when the shell runs it",
+        name.text
+    ))
+}
+
+/// The commands of `find … -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`, ending `+`).
+fn find_exec_commands(form: &[Arg]) -> Vec<Vec<Arg>> {
+    let mut commands = Vec::new();
+    let mut index = 1;
+    while index < form.len() {
+        if matches!(
+            form[index].text.as_str(),
+            "-exec" | "-execdir" | "-ok" | "-okdir"
+        ) {
+            let start = index + 1;
+            let end = form[start..]
+                .iter()
+                .position(|arg| arg.text == ";" || arg.text == "+")
+                .map_or(form.len(), |offset| start + offset);
+            if end > start {
+                commands.push(form[start..end].to_vec());
+            }
+            index = end;
+        }
+        index += 1;
+    }
+    commands
+}
+
+/// The words a brace expression expands to (`{a,b}c` gives `ac`, `bc`), still quoted;
+/// `None` if there would be more than [`MAX_BRACE_WORDS`] or the parser fails.
+fn brace_alternatives(raw: &str) -> Option<Vec<String>> {
+    use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText};
+
+    fn expand_pieces(pieces: &[BraceExpressionOrText]) -> Option<Vec<String>> {
+        let mut results = vec![String::new()];
+        for piece in pieces {
+            let options = match piece {
+                BraceExpressionOrText::Text(text) => vec![text.clone()],
+                BraceExpressionOrText::Expr(members) => {
+                    let mut options = Vec::new();
+                    for member in members {
+                        options.extend(expand_member(member)?);
+                        if options.len() > MAX_BRACE_WORDS {
+                            return None;
+                        }
+                    }
+                    options
+                }
+            };
+            if results.len().saturating_mul(options.len()) > MAX_BRACE_WORDS {
+                return None;
+            }
+            results = results
+                .iter()
+                .flat_map(|prefix| {
+                    options
+                        .iter()
+                        .map(move |option| format!("{prefix}{option}"))
+                })
+                .collect();
+        }
+        Some(results)
+    }
+
+    fn expand_member(member: &BraceExpressionMember) -> Option<Vec<String>> {
+        match member {
+            BraceExpressionMember::Child(pieces) => expand_pieces(pieces),
+            BraceExpressionMember::NumberSequence {
+                start,
+                end,
+                increment,
+            } => {
+                let values =
+                    sequence(i128::from(*start), i128::from(*end), i128::from(*increment))?;
+                Some(values.into_iter().map(|value| value.to_string()).collect())
+            }
+            BraceExpressionMember::CharSequence {
+                start,
+                end,
+                increment,
+            } => {
+                let values = sequence(
+                    i128::from(u32::from(*start)),
+                    i128::from(u32::from(*end)),
+                    i128::from(*increment),
+                )?;
+                Some(
+                    values
+                        .into_iter()
+                        .filter_map(|value| u32::try_from(value).ok().and_then(char::from_u32))
+                        .map(String::from)
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    fn sequence(start: i128, end: i128, increment: i128) -> Option<Vec<i128>> {
+        let step = if increment == 0 { 1 } else { increment.abs() };
+        let count = (end - start).abs() / step + 1;
+        if count > MAX_BRACE_WORDS as i128 {
+            return None;
+        }
+        let direction = if end >= start { step } else { -step };
+        Some((0..count).map(|index| start + index * direction).collect())
+    }
+
+    match parse::braces(raw) {
+        Ok(Some(pieces)) => expand_pieces(&pieces),
+        Ok(None) => Some(vec![raw.to_owned()]),
+        Err(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commands(line: &str) -> Vec<String> {
+        walk(line)
+            .iter()
+            .map(|found| {
+                found
+                    .argv
+                    .iter()
+                    .map(|arg| arg.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_nested_commands_outer_first() {
+        assert_eq!(
+            commands("echo $(rm -rf /) `id`"),
+            ["echo $(rm -rf /) `id`", "rm -rf /", "id"]
+        );
+        assert_eq!(commands("X=$(whoami) ls"), ["ls", "whoami"]);
+        assert_eq!(commands("X=$(whoami)"), ["whoami"]);
+        assert_eq!(commands("cat <(curl x) | sh"), ["cat <(…)", "curl x", "sh"]);
+        assert_eq!(
+            commands("echo ${x:-$(rm -rf /)}"),
+            ["echo ${x:-$(rm -rf /)}", "rm -rf /"]
+        );
+        assert_eq!(
+            commands("bash -c 'ls; pwd'"),
+            ["bash -c ls; pwd", "ls", "pwd"]
+        );
+        assert_eq!(commands("f() { rm -rf /; }; f"), ["rm -rf /", "f"]);
+        assert_eq!(
+            commands("find . -exec rm {} \\;"),
+            ["find . -exec rm {} ;", "rm {}"]
+        );
+    }
+
+    #[test]
+    fn braces_expand() {
+        assert_eq!(commands("{rm,-rf,/}"), ["rm -rf /"]);
+        assert_eq!(commands("echo a{b,c}d {1..3}"), ["echo abd acd 1 2 3"]);
+        assert_eq!(commands("echo {}"), ["echo {}"]);
+    }
+
+    #[test]
+    fn heredocs_expand_only_with_an_unquoted_delimiter() {
+        assert_eq!(
+            commands("cat <<EOF\n$(rm -rf /)\nEOF\n"),
+            ["cat", "rm -rf /"]
+        );
+        assert_eq!(commands("cat <<'EOF'\n$(rm -rf /)\nEOF\n"), ["cat"]);
+        assert_eq!(
+            commands("bash <<'EOF'\nrm -rf /\nEOF\n"),
+            ["bash", "rm -rf /"]
+        );
+    }
+
+    #[test]
+    fn fork_bombs_are_marked() {
+        let found = walk(":(){ :|:& };:");
+        assert!(found.iter().any(|found| found.fork_bomb));
+        let found = walk(":(){ :|:; };:");
+        assert!(found.iter().any(|found| found.fork_bomb));
+        for harmless in [
+            "f() { f; }; f",
+            "walk() { walk \"$1/x\" | sort; }",
+            "f() { g & }",
+        ] {
+            assert!(
+                !walk(harmless).iter().any(|found| found.fork_bomb),
+                "{harmless}"
+            );
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Shell words as the policy sees them: unquoted text, and whether the shell could change it.
+//!
+//! A word is *literal* when the shell would pass it on unchanged apart from removing quotes
+//! and escapes: `'rm'`, `\rm`, `r"m"`, `$'rm'` and `rm` are the same literal word `rm`. Any
+//! expansion (`$x`, `${x}`, `~`, `$(…)`, `` `…` ``, `$((…))`) makes it non-literal; its
+//! source text is kept in place, so `rm -rf "$dir"/x` reads `rm -rf $dir/x`.
+//!
+//! Pure: renders text, runs nothing.
+
+use brush_parser::word::{
+    Parameter, ParameterExpr, SpecialParameter, WordPiece, WordPieceWithSource,
+};
+
+/// One word of a command line after brace expansion and quote removal.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Arg {
+    /// The unquoted text; expansions appear as their source text.
+    pub text: String,
+    /// True if and only if no expansion takes part in the word.
+    pub literal: bool,
+    /// True if the word has an unquoted glob character (`*`, `?`, `[`), so the shell may
+    /// replace it with file names.
+    pub glob: bool,
+    /// True if a command substitution inside the word runs a download (`$(curl …)`).
+    pub download: bool,
+}
+
+impl Arg {
+    /// A literal word, as used for text the policy makes up itself.
+    pub(crate) fn literal(text: impl Into<String>) -> Arg {
+        Arg {
+            text: text.into(),
+            literal: true,
+            glob: false,
+            download: false,
+        }
+    }
+
+    /// True if the shell runs exactly this text as a command name.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.literal && !self.glob
+    }
+}
+
+/// Renders parsed pieces of `raw` into `arg`. `quoted` is true inside double quotes.
+/// `positional` holds `$0`, `$1`, … when they are known (inside `sh -c SCRIPT ARG0 ARG1…`).
+pub(crate) fn render(
+    raw: &str,
+    pieces: &[WordPieceWithSource],
+    quoted: bool,
+    positional: Option<&[Arg]>,
+    arg: &mut Arg,
+) {
+    for piece in pieces {
+        match &piece.piece {
+            WordPiece::Text(text) => {
+                if !quoted && has_glob(text) {
+                    arg.glob = true;
+                }
+                arg.text.push_str(text);
+            }
+            WordPiece::SingleQuotedText(text) => arg.text.push_str(text),
+            WordPiece::AnsiCQuotedText(text) => arg.text.push_str(&decode_ansi_c(text)),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                render(raw, inner, true, positional, arg)
+            }
+            WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+                parameter: Parameter::Positional(index),
+                indirect: false,
+            }) if positional.is_some() => {
+                // A positional parameter the launcher gave: its value (unset ones are empty).
+                let value = positional.and_then(|values| values.get(usize::try_from(*index).ok()?));
+                if let Some(value) = value {
+                    arg.text.push_str(&value.text);
+                    arg.literal &= value.literal;
+                    arg.glob |= value.glob;
+                    arg.download |= value.download;
+                }
+            }
+            WordPiece::EscapeSequence(escape) => {
+                // `\x` stands for `x`; a backslash-newline is a line continuation.
+                let escaped = escape.strip_prefix('\\').unwrap_or(escape);
+                if escaped != "\n" {
+                    arg.text.push_str(escaped);
+                }
+            }
+            WordPiece::TildeExpansion(_)
+            | WordPiece::ParameterExpansion(_)
+            | WordPiece::CommandSubstitution(_)
+            | WordPiece::BackquotedCommandSubstitution(_)
+            | WordPiece::ArithmeticExpression(_) => {
+                arg.literal = false;
+                arg.text.push_str(source_of(raw, piece));
+            }
+        }
+    }
+}
+
+/// True if the pieces are exactly `$@`, `"$@"`, `$*` or `"$*"`.
+pub(crate) fn is_all_positional(pieces: &[WordPieceWithSource]) -> bool {
+    match pieces {
+        [only] => match &only.piece {
+            WordPiece::DoubleQuotedSequence(inner) => is_all_positional(inner),
+            WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+                parameter: Parameter::Special(SpecialParameter::AllPositionalParameters { .. }),
+                indirect: false,
+            }) => true,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The source text of one piece, or `""` if the parser's offsets do not fall on it.
+pub(crate) fn source_of<'a>(raw: &'a str, piece: &WordPieceWithSource) -> &'a str {
+    raw.get(piece.start_index..piece.end_index).unwrap_or("")
+}
+
+/// True if the word may need the parser: anything but plain characters.
+pub(crate) fn needs_parsing(raw: &str) -> bool {
+    raw.bytes().any(|byte| {
+        matches!(
+            byte,
+            b'\'' | b'"' | b'\\' | b'$' | b'`' | b'~' | b'{' | b'(' | b'<' | b'>'
+        )
+    })
+}
+
+/// True if unquoted `text` has a glob: `*`, `?`, a bracket expression (`[…]`, not a lone
+/// `[`) or an extended glob (`@(…)`, `!(…)`, `+(…)`).
+pub(crate) fn has_glob(text: &str) -> bool {
+    let bracket = text
+        .find('[')
+        .is_some_and(|open| text[open + 1..].contains(']'));
+    bracket
+        || text.bytes().any(|byte| matches!(byte, b'*' | b'?'))
+        || ["@(", "!(", "+("]
+            .iter()
+            .any(|opener| text.contains(opener))
+}
+
+/// Decodes the body of an ANSI-C quoted string (`$'…'`), as bash does.
+pub(crate) fn decode_ansi_c(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(kind) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        match kind {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'v' => out.push('\x0b'),
+            '\\' | '\'' | '"' | '?' => out.push(kind),
+            'c' => {
+                if let Some(control) = chars.next() {
+                    out.push(char::from((control as u32 & 0x1f) as u8));
+                }
+            }
+            '0'..='7' => {
+                let mut value = kind.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|next| next.to_digit(8)) {
+                        Some(digit) => {
+                            value = value * 8 + digit;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(value & 0xff).unwrap_or('\u{fffd}'));
+            }
+            'x' | 'u' | 'U' => {
+                let max_digits = match kind {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut value = 0u32;
+                let mut n_digits = 0;
+                while n_digits < max_digits {
+                    match chars.peek().and_then(|next| next.to_digit(16)) {
+                        Some(digit) => {
+                            value = value.wrapping_mul(16).wrapping_add(digit);
+                            n_digits += 1;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                if n_digits == 0 {
+                    out.push('\\');
+                    out.push(kind);
+                } else {
+                    out.push(char::from_u32(value).unwrap_or('\u{fffd}'));
+                }
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_c_strings_decode() {
+        assert_eq!(decode_ansi_c(r"rm"), "rm");
+        assert_eq!(decode_ansi_c(r"\x72\x6d"), "rm");
+        assert_eq!(decode_ansi_c(r"\162\155"), "rm");
+        assert_eq!(decode_ansi_c(r"\u0072m"), "rm");
+        assert_eq!(decode_ansi_c(r"a\nb\'"), "a\nb'");
+        assert_eq!(decode_ansi_c(r"\q\x"), r"\q\x");
+    }
+
+    #[test]
+    fn globs_are_seen() {
+        assert!(has_glob("/bin/r?"));
+        assert!(has_glob("r[m]"));
+        assert!(has_glob("@(rm)"));
+        assert!(!has_glob("rm"));
+    }
+}
