@@ -20,9 +20,10 @@
 //!   cannot enter those loops) and refuse the text if that copy does not tokenize. It loops on
 //!   an empty delimiter at the end of the input (`cat <<"" `): empty delimiters are refused;
 //! - its PEG parser backtracks exponentially on some nestings: parentheses around a syntax
-//!   error, unclosed parentheses spread over lines, `case` nested without `;;`. We tokenize
+//!   error, unclosed parentheses spread over lines, `case` nested without `;;`, and words the
+//!   word grammar chokes on (below), which it parses while parsing the script. We tokenize
 //!   first, refuse token streams that nest parentheses or `case` deeper than any real command
-//!   does, and only then parse the tokens;
+//!   does or hold such a word, and only then parse the tokens;
 //! - its word grammar backtracks exponentially on unclosed `$(`, `$((`, `${`, `$[`, which
 //!   here-document bodies can hold: words leaving more than [`MAX_WORD_UNCLOSED_BRACKETS`]
 //!   brackets open, or nesting them deeper than [`MAX_WORD_BRACKET_DEPTH`], are not parsed
@@ -100,16 +101,13 @@ const MAX_WORD_UNCLOSED_BRACKETS: usize = 4;
 const MAX_WORD_BRACKET_DEPTH: usize = 16;
 
 /// Why a word is too deeply nested to give to the word parser, if it is. Brackets are
-/// matched by kind, so a stray `]` does not close a `(`. In a word (not a here-document
-/// body), single-quoted text is skipped: the parser reads it as one piece, and JSON arguments
-/// live there.
-fn word_too_nested(text: &str, heredoc: bool) -> Option<&'static str> {
+/// matched by kind, so a stray `]` does not close a `(`. Quotes are not looked at (an odd
+/// quote inside backquotes would fool a simple scan): quoted brackets count too, which only
+/// makes a deeply nested quoted argument unknown.
+fn word_too_nested(text: &str) -> Option<&'static str> {
     let mut open: Vec<u8> = Vec::new();
-    let mut in_single_quotes = false;
     for byte in text.bytes() {
         match byte {
-            b'\'' if !heredoc => in_single_quotes = !in_single_quotes,
-            _ if in_single_quotes => {}
             b'(' => open.push(b')'),
             b'{' => open.push(b'}'),
             b'[' => open.push(b']'),
@@ -131,17 +129,29 @@ fn word_too_nested(text: &str, heredoc: bool) -> Option<&'static str> {
 fn backtracking_risk(tokens: &[brush_parser::Token]) -> Option<String> {
     let mut parens = 0usize;
     let mut cases = 0usize;
+    // After `<<`: the delimiter word, then the body word, which the grammar does not parse.
+    let mut heredoc_words = 0u8;
     for token in tokens {
         match token {
             brush_parser::Token::Operator(operator, _) => match operator.as_str() {
                 "(" => parens += 1,
                 ")" => parens = parens.saturating_sub(1),
+                "<<" | "<<-" => heredoc_words = 2,
                 _ => {}
             },
+            brush_parser::Token::Word(_, _) if heredoc_words > 0 => {
+                heredoc_words -= 1;
+            }
             brush_parser::Token::Word(word, _) => match word.as_str() {
                 "case" => cases += 1,
                 "esac" => cases = cases.saturating_sub(1),
-                _ => {}
+                // The grammar runs the word parser on words (assignments, reserved words), so
+                // a word it would choke on must not reach it either.
+                _ => {
+                    if let Some(problem) = word_too_nested(word) {
+                        return Some(problem.to_owned());
+                    }
+                }
             },
         }
         if parens > MAX_PAREN_DEPTH {
@@ -158,7 +168,7 @@ fn backtracking_risk(tokens: &[brush_parser::Token]) -> Option<String> {
 
 /// Splits one word into its pieces (quotes, expansions, substitutions).
 pub(crate) fn word(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
-    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, false)) {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text)) {
         return Err(problem.to_owned());
     }
     guarded(text, || {
@@ -168,7 +178,7 @@ pub(crate) fn word(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure>
 
 /// Splits a here-document body into its pieces (only `$` and backquote expansions count).
 pub(crate) fn heredoc(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
-    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, true)) {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text)) {
         return Err(problem.to_owned());
     }
     guarded(text, || {
@@ -177,11 +187,15 @@ pub(crate) fn heredoc(text: &str) -> Result<Vec<WordPieceWithSource>, ParseFailu
 }
 
 /// Finds the brace expressions of one word (`{a,b}`, `{1..3}`); `None` when it has none.
-pub(crate) fn braces(text: &str) -> Result<Option<Vec<BraceExpressionOrText>>, ParseFailure> {
-    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text, false)) {
+/// `pieces` are the word's pieces from [`word`], which tell quoted text from unquoted.
+pub(crate) fn braces(
+    text: &str,
+    pieces: &[WordPieceWithSource],
+) -> Result<Option<Vec<BraceExpressionOrText>>, ParseFailure> {
+    if let Some(problem) = integer_overflow(text).or_else(|| word_too_nested(text)) {
         return Err(problem.to_owned());
     }
-    let depth = brace_depth(text);
+    let depth = brace_depth(pieces);
     if depth > MAX_BRACE_DEPTH {
         return Err(format!("braces nest {depth} deep, too deep to expand"));
     }
@@ -299,46 +313,28 @@ fn is_word_byte(byte: u8) -> bool {
 }
 
 /// How deeply the unquoted `{` of a word nest, counting a `{` that is never closed as still
-/// open. Quoted text is skipped (brush-parser reads it as one piece); braces of `${…}` count,
-/// since a malformed one (`${&{{{…`) falls back to plain text.
-fn brace_depth(word: &str) -> usize {
+/// open. Only the word's top-level unquoted text counts: quoted text, substitutions and
+/// parameter expansions are single pieces to the brace parser too (a malformed `${&{{{…`
+/// is unquoted text, so its braces count).
+fn brace_depth(pieces: &[WordPieceWithSource]) -> usize {
     let mut depth = 0usize;
     let mut deepest = 0usize;
-    let mut chars = word.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '\'' => skip_until(&mut chars, '\''),
-            '"' => {
-                while let Some(inner) = chars.next() {
-                    match inner {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '"' => break,
-                        _ => {}
-                    }
+    for piece in pieces {
+        let brush_parser::word::WordPiece::Text(text) = &piece.piece else {
+            continue;
+        };
+        for byte in text.bytes() {
+            match byte {
+                b'{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
                 }
+                b'}' => depth = depth.saturating_sub(1),
+                _ => {}
             }
-            '{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            '}' => depth = depth.saturating_sub(1),
-            _ => {}
         }
     }
     deepest
-}
-
-fn skip_until(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, end: char) {
-    for inner in chars.by_ref() {
-        if inner == end {
-            break;
-        }
-    }
 }
 
 /// Detects the integer fields brush-parser 0.4.0 `unwrap`s: a run of digits that cannot fit
@@ -383,12 +379,19 @@ mod tests {
             assert!(program(input).is_err(), "{input}");
         }
         assert!(word("~99999999999999999999").is_err());
-        assert!(braces("{1..99999999999999999999}").is_err());
-        assert!(braces(&"{".repeat(40)).is_err());
-        assert!(braces(&format!("{}x{}", "{".repeat(16), "}".repeat(16))).is_err());
-        assert!(braces("'{{{{{{{{'{a,b}\"{{\"${x:-${y}}").is_ok());
-        assert!(braces("x/${&{{{{{{{{{{{{{{{{{{{{{{{{{=4}").is_err());
-        assert_eq!(brace_depth("{a,{b,c}}{d,e}"), 2);
+        let braces_of = |text: &str| word(text).and_then(|pieces| braces(text, &pieces));
+        assert!(braces_of("{1..99999999999999999999}").is_err());
+        assert!(braces_of(&"{".repeat(40)).is_err());
+        assert!(braces_of(&format!("{}x{}", "{".repeat(16), "}".repeat(16))).is_err());
+        assert!(braces_of("'{\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":1}}}}}}'{x,y}").is_ok());
+        assert!(braces_of("x/${&{{{{{{{{{{{{{{{{{{{{{{{{{=4}").is_err());
+        // Found by fuzzing: an odd quote inside backquotes hid a run of `{` from a quote-aware
+        // scan.
+        assert!(braces_of("~+f_{a`f,ssh -rf /'; x`,/}${x~-{1..4-,,&lx/{{{{{{{{{{{{{{}").is_err());
+        assert_eq!(
+            brace_depth(&word("{a,{b,c}}{d,e}'{{{'").unwrap_or_default()),
+            2
+        );
         assert!(program("echo hi 2>&1").is_ok());
         // Found by fuzzing: brush-parser 0.4.0 loops forever, allocating, on these.
         assert!(program("cat <<e$( <<e(i)${").is_err());
@@ -416,6 +419,9 @@ mod tests {
         );
         assert!(program(&format!("{};{}", "( ".repeat(20), ") ".repeat(20))).is_err());
         assert!(program(&format!("{}x{}", "( ".repeat(16), ") ".repeat(16))).is_ok());
+        assert!(program(&format!("d[c{}", "${x:${y-/a/8".repeat(6))).is_err());
+        let body = "${x:${y-/a/8".repeat(6);
+        assert!(program(&format!("cat <<'EOF' | wc\n{body}\nEOF\n")).is_ok());
         assert!(heredoc(&"$((".repeat(8)).is_err());
         assert!(word(&format!("x{}", "$(".repeat(9))).is_err());
         assert!(word("$(( (a + (b * (c - (d / (e + f))))) ))").is_ok());
@@ -433,8 +439,14 @@ mod tests {
         let depth = 2_000;
         let script = format!("{}true;{}", "{ ".repeat(depth), "} ".repeat(depth));
         assert!(program(&script).is_ok());
+        let subshells = format!("{}true{}", "( ".repeat(depth), " )".repeat(depth));
+        assert!(
+            program(&subshells).is_err(),
+            "parentheses deeper than 16 are refused"
+        );
+        // A word nested that deep is refused before the parser sees it.
         let words = format!("echo {}{}", "${x:-".repeat(depth), "}".repeat(depth));
-        assert!(program(&words).is_ok());
+        assert!(program(&words).is_err());
     }
 
     #[test]

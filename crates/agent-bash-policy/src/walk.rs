@@ -635,7 +635,16 @@ impl Walker {
             self.expand_one(raw, &mut args);
             return args;
         }
-        match brace_alternatives(raw) {
+        // Brace expansion applies to unquoted braces only; the parsed pieces tell which.
+        let pieces = match parse::word(raw) {
+            Ok(pieces) if words::has_unquoted_brace(&pieces) => pieces,
+            // No unquoted brace, or a word that does not parse (`expand_one` reports it).
+            _ => {
+                self.expand_one(raw, &mut args);
+                return args;
+            }
+        };
+        match brace_alternatives(raw, &pieces) {
             Some(alternatives) => {
                 // Every alternative holds the same substitutions: walk them once.
                 let mut walk = true;
@@ -808,7 +817,7 @@ fn find_exec_commands(form: &[Arg]) -> Vec<Vec<Arg>> {
 
 /// The words a brace expression expands to (`{a,b}c` gives `ac`, `bc`), still quoted;
 /// `None` if there would be more than [`MAX_BRACE_WORDS`] or the parser fails.
-fn brace_alternatives(raw: &str) -> Option<Vec<String>> {
+fn brace_alternatives(raw: &str, pieces: &[WordPieceWithSource]) -> Option<Vec<String>> {
     use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText};
 
     fn expand_pieces(pieces: &[BraceExpressionOrText]) -> Option<Vec<String>> {
@@ -885,7 +894,7 @@ fn brace_alternatives(raw: &str) -> Option<Vec<String>> {
         Some((0..count).map(|index| start + index * direction).collect())
     }
 
-    match parse::braces(raw) {
+    match parse::braces(raw, pieces) {
         Ok(Some(pieces)) => expand_pieces(&pieces),
         Ok(None) => Some(vec![raw.to_owned()]),
         Err(_) => None,

@@ -97,6 +97,13 @@ pub(crate) fn render(
     }
 }
 
+/// True if the word has a `{` outside quotes and expansions, so brace expansion may apply.
+pub(crate) fn has_unquoted_brace(pieces: &[WordPieceWithSource]) -> bool {
+    pieces
+        .iter()
+        .any(|piece| matches!(&piece.piece, WordPiece::Text(text) if text.contains('{')))
+}
+
 /// True if the pieces are exactly `$@`, `"$@"`, `$*` or `"$*"`.
 pub(crate) fn is_all_positional(pieces: &[WordPieceWithSource]) -> bool {
     match pieces {

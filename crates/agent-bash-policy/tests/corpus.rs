@@ -521,6 +521,14 @@ fn unknowns_ask() {
             ("<<\r ", "ask -"),
             ("cat!<<e$( <<e\"io${", "ask -"),
             (
+                "d[cddcd#{-#{Oec+(/a/8${x eio \u{706}\u{13}x/S\u{fffd}\u{fffd} {50..6}SS\u{0}\u{fffd}\u{7f}\u{fffd}FF\u{0}FSS$\u{fffd}${x:0:\u{4}(n)\"+\"{!\u{fffd}\u{fffd}\u{fffd}\u{fffd} {25{arr[[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/8$\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/\u{fffd}${x:${y-/a/8${x:1:arr{x:${y-/a/8${x:1:arr[?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/\u{fffd}${x:${y-/a/8${x:1:arr[?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\"\t\t\t\t ${y-/a/8${x:${y-/a$ri)}",
+                "ask -",
+            ),
+            (
+                "echo ~+f$'2\\vtn\u{fffd}m\u{8}\u{0}'\u{0}\u{0}\u{0}\u{0}\u{0}H.4}_{a.f$'2\\vtn\u{fffd}m\u{8}\u{0}'\u{fffd}_{.a\u{fffd}\u{fffd}\u{fffd}`f,\u{0}\u{0}ssh -rf /'; watch ls_{.a\u{fffd}\u{fffd}\u{fffd}`f,,/}${x\u{502}\u{fffd}~-{1..4-,,&lx/{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{}$\u{fffd}S$}&",
+                "ask -",
+            ),
+            (
                 "echo $>rf]a/$(b)}\u{0}\u{0}\u{0}\u{0}o \u{fffd}x/a/$(b)}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}x} ${x^^} ${arr[d(i)${^} ${arr[?(i)x/a/\u{fffd}\u{fffd}\u{fffd}\u{fffd}$[_]} ${#\u{0}\u{0}x} ${x^^} ${arr[d(i)${^} ${arr \u{fffd}{,-}-rf\u{fffd}\u{fffd}\u{fffd}-{1..4}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}_-{^}-{1..4}_-{^}!${1*.f},/",
                 "ask -",
             ),
