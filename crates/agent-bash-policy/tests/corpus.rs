@@ -455,6 +455,10 @@ fn everyday_commands_are_not_denied() {
             ("rg 'fn main' --type rust", "allow -"),
             ("echo {a,b}.txt", "allow -"),
             ("[ -d build ] && rm -rf build || true", "allow -"),
+            (
+                "git commit -m \"$(cat <<'EOF'\nDon't panic: it's fine\n\nCo-authored-by: x\nEOF\n)\"",
+                "allow -",
+            ),
             ("test -f x && echo yes", "allow -"),
             ("trap 'rm -rf \"$tmp\"' EXIT", "allow"),
             ("sh -c 'echo $1' _ hello", "allow"),
@@ -520,6 +524,10 @@ fn unknowns_ask() {
             ("cat <<\"\" ", "ask -"),
             ("<<\r ", "ask -"),
             ("cat!<<e$( <<e\"io${", "ask -"),
+            (
+                "ec+( egh ${x/\u{fffd}\u{fffd}$(\")}'\u{0}\u{0}\u{0}\u{0}\u{0} ${x/\u{fffd}\u{fffd}$(\")}'\u{0}\u{0}\u{0}\u{0}\u{0}\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}( egh ${x/\u{fffd}\u{fffd}$(\")}'\u{0}\u{0}\u{0}\u{0}\u{0}\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0} egh\"${x/\u{fffd}\u{fffd}$(\"!}'xc0t <<EOF\n\\`r$#)}ecat <<EOx/ egh ${x/\u{fffd}\u{fffd}$(\")}'xcat <<EOF\n\\`r$#)}ecat <<EOx/\u{fffd}\u{fffd}$(\")}'xcat <<EOF\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}( egh ${x/\u{fffd}\u{fffd}$(\")}'\u{0}\u{0}\u{0}\u{0}\u{0}\u{1}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0} egh\"${x/\u{fffd}\u{fffd}$(\"!}'xc0t <<EOF\n\\`r$#)}ecat <<EOx/ egh ${x/\u{fffd}\u{fffd}$(\")}'xcat <<EOF\n\\`r$#)}ecat <<EOx/\u{fffd}\u{fffd}$(\")}'xcat <<EOF\n\\`r$#)}e",
+                "ask -",
+            ),
             (
                 "d[cddcd#{-#{Oec+(/a/8${x eio \u{706}\u{13}x/S\u{fffd}\u{fffd} {50..6}SS\u{0}\u{fffd}\u{7f}\u{fffd}FF\u{0}FSS$\u{fffd}${x:0:\u{4}(n)\"+\"{!\u{fffd}\u{fffd}\u{fffd}\u{fffd} {25{arr[[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/8$\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/\u{fffd}${x:${y-/a/8${x:1:arr{x:${y-/a/8${x:1:arr[?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\t\t\t\t ${y-/a/\u{fffd}${x:${y-/a/8${x:1:arr[?(i/\u{fffd})/xa\u{fffd}\u{fffd}\u{fffd}$[_%/\u{0}\u{0}\u{0}\"\t\t\t\t ${y-/a/8${x:${y-/a$ri)}",
                 "ask -",
