@@ -168,11 +168,6 @@ impl Session {
         }
     }
 
-    /// The variables whose values are redacted from every output.
-    pub fn secret_names(&self) -> &[String] {
-        self.secrets.names()
-    }
-
     /// Kills every background job and every process the session's commands left running
     /// (as dropping the session does). For servers that end while other owners still hold
     /// the session.

@@ -76,17 +76,15 @@ pub struct Secrets {
     regex: Option<Regex>,
     /// The replacement text of each pattern, by pattern index.
     labels: Vec<Vec<u8>>,
-    /// Secret values that span lines: their start must be held back.
-    multi_line: Vec<Vec<u8>>,
-    /// The secret values, longest first, with their pattern index.
-    values: Vec<(Vec<u8>, usize)>,
+    /// The secret values, longest first; a value's index is its pattern's.
+    values: Vec<Vec<u8>>,
+    /// Indexes of the values that span lines: their start must be held back.
+    multi_line: Vec<usize>,
     /// Bytes kept back when a long line is passed on in pieces.
     keep_bytes: usize,
     /// Whether a PEM block in progress must be held back.
     blocks: bool,
     begin: memmem::Finder<'static>,
-    /// The variables whose values are redacted, for `remove` mode and for display.
-    names: Vec<String>,
 }
 
 impl Secrets {
@@ -95,12 +93,11 @@ impl Secrets {
         Secrets {
             regex: None,
             labels: Vec::new(),
-            multi_line: Vec::new(),
             values: Vec::new(),
+            multi_line: Vec::new(),
             keep_bytes: 0,
             blocks: false,
             begin: memmem::Finder::new(BEGIN),
-            names: Vec::new(),
         }
     }
 
@@ -126,8 +123,6 @@ impl Secrets {
             .collect();
         values.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
         values.dedup_by(|later, earlier| later.1 == earlier.1);
-        let mut names: Vec<String> = values.iter().map(|(name, _)| name.to_string()).collect();
-        names.sort();
 
         let mut sources = Vec::new();
         let mut labels = Vec::new();
@@ -158,31 +153,19 @@ impl Secrets {
         Ok(Secrets {
             regex,
             labels,
-            multi_line: values
-                .iter()
-                .filter(|(_, value)| value.contains(&b'\n'))
-                .map(|(_, value)| value.to_vec())
+            multi_line: (0..values.len())
+                .filter(|&index| values[index].1.contains(&b'\n'))
                 .collect(),
-            values: values
-                .iter()
-                .enumerate()
-                .map(|(index, (_, value))| (value.to_vec(), index))
-                .collect(),
+            values: values.iter().map(|(_, value)| value.to_vec()).collect(),
             keep_bytes: values.first().map_or(0, |(_, value)| value.len()).max(KIB),
             blocks,
             begin: memmem::Finder::new(BEGIN),
-            names,
         })
     }
 
     /// True if nothing is redacted.
     pub fn is_empty(&self) -> bool {
         self.regex.is_none()
-    }
-
-    /// The variables whose values are redacted.
-    pub fn names(&self) -> &[String] {
-        &self.names
     }
 
     /// `bytes` with every secret replaced (all at once, as at the end of a stream).
@@ -229,7 +212,7 @@ impl Secrets {
                 hold = after + begin;
             }
         }
-        for value in &self.multi_line {
+        for value in self.multi_line.iter().map(|&index| &self.values[index]) {
             let from = data.len().saturating_sub(value.len() - 1);
             if from >= hold {
                 continue;
@@ -371,12 +354,17 @@ impl Redactor {
     /// only partly written yet is replaced too.
     pub fn preview(&self) -> Vec<u8> {
         let mut out = self.secrets.redact(&self.pending[self.passed..]);
-        let partial = self.secrets.values.iter().find_map(|(value, index)| {
-            (PARTIAL_MIN_BYTES..value.len())
-                .rev()
-                .find(|&len| out.ends_with(&value[..len]))
-                .map(|len| (len, *index))
-        });
+        let partial = self
+            .secrets
+            .values
+            .iter()
+            .enumerate()
+            .find_map(|(index, value)| {
+                (PARTIAL_MIN_BYTES..value.len())
+                    .rev()
+                    .find(|&len| out.ends_with(&value[..len]))
+                    .map(|len| (len, index))
+            });
         if let Some((len, index)) = partial {
             out.truncate(out.len() - len);
             out.extend_from_slice(&self.secrets.labels[index]);
