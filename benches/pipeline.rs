@@ -9,16 +9,16 @@ use std::hint::black_box;
 
 use std::sync::Arc;
 
-use agent_bash_core::output::Capture;
-use agent_bash_core::output::redact::Secrets;
-use agent_bash_core::output::spill::SpillDir;
-use agent_bash_core::output::window::Share;
+use agent_bash_core::bench::Capture;
+use agent_bash_core::bench::Secrets;
+use agent_bash_core::bench::Share;
+use agent_bash_core::bench::SpillDir;
 use agent_bash_core::{Budget, SecretsConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const INPUT_BYTES: usize = 32 << 20;
 /// As the collect stage reads.
-const CHUNK_BYTES: usize = agent_bash_core::collect::READ_CHUNK_BYTES;
+const CHUNK_BYTES: usize = agent_bash_core::bench::READ_CHUNK_BYTES;
 
 fn plain() -> Vec<u8> {
     let mut out = Vec::with_capacity(INPUT_BYTES);
@@ -100,7 +100,13 @@ fn secrets() -> Arc<Secrets> {
 
 fn run_pipeline(input: &[u8], dir: &Arc<SpillDir>, secrets: Option<&Arc<Secrets>>) -> usize {
     let budget = Budget::default();
-    let mut capture = Capture::new("stdout", budget, dir.clone(), "bench-stdout".into(), 0);
+    let mut capture = Capture::new(
+        agent_bash_core::Stream::Stdout,
+        budget,
+        dir.clone(),
+        "bench-stdout".into(),
+        0,
+    );
     if let Some(secrets) = secrets {
         capture = capture.redacting(secrets);
     }

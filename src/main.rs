@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_bash_core::settings::{Settings, Sources};
-use agent_bash_core::{CancellationToken, OnTimeout, Request, Session, render};
+use agent_bash_core::{CancellationToken, Request, Session, render};
 use agent_bash_mcp::Format;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -210,7 +210,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     use agent_bash_core::Decision;
     let root = root_or_cwd(args.root)?;
     let config = settings(&root, args.config, Vec::new())?.config;
-    let policy = agent_bash_core::policy::Policy::new(&config.policy)
+    let policy = agent_bash_core::Policy::new(&config.policy)
         .map_err(|err| anyhow::anyhow!("policy: {err}"))?;
     let verdict = policy.check(&args.command.join(" "));
     let mut stdout = std::io::stdout().lock();
@@ -228,6 +228,18 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 /// Asks the person at the terminal whether to run a command the policy wants approved;
 /// without a terminal there is nobody to ask.
+struct Terminal;
+
+impl agent_bash_core::Approver for Terminal {
+    async fn approve(
+        &self,
+        command: &str,
+        verdict: &agent_bash_core::Verdict,
+    ) -> agent_bash_core::Approval {
+        ask_at_terminal(verdict, command)
+    }
+}
+
 fn ask_at_terminal(verdict: &agent_bash_core::Verdict, command: &str) -> agent_bash_core::Approval {
     use agent_bash_core::Approval;
     use std::io::IsTerminal as _;
@@ -397,23 +409,16 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .filter_map(|(key, value)| value.map(|value| flag(key, int(value))))
         .collect();
     let mut config = settings(&root, args.config, flags)?.config;
-    // One command, then exit: there is no session to keep background jobs in.
+    // One command, then exit: there is no session to keep background jobs in (a timeout
+    // stops the command, and the result says why it did not go on as a job).
     config.max_jobs = 0;
-    config.on_timeout = OnTimeout::Kill;
     let session = Session::new(root, config)?;
-    let command = args.command.join(" ");
-    let verdict = session.check(&command);
-    let approval = match verdict.decision {
-        agent_bash_core::Decision::Ask => ask_at_terminal(&verdict, &command),
-        _ => agent_bash_core::Approval::NotAsked,
-    };
     let request = Request {
-        command,
+        command: args.command.join(" "),
         cwd: args.cwd,
         timeout_secs: args.timeout,
         ..Request::default()
-    }
-    .approval(approval);
+    };
 
     // Ctrl-C or SIGTERM stops the command's tree and still prints what it printed.
     let cancel = CancellationToken::new();
@@ -429,13 +434,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             on_signal.cancel();
         }
     });
-    let mut finished = session.run_with_cancel(request, &cancel).await?;
-    if finished.outcome.timed_out {
-        finished.outcome.notes.push(
-            "the one-shot CLI keeps no background jobs, so the command was stopped at its timeout"
-                .into(),
-        );
-    }
+    let finished = session.run_with(request, &cancel, None, &Terminal).await?;
     let outcome = &finished.outcome;
     let printed = if args.json {
         render::json(outcome)

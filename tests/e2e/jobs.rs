@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use agent_bash_core::jobs::JobStatus;
 use agent_bash_core::{Config, Error, OnTimeout, Request, Session};
+use agent_bash_core::{JobStatus, Note, render};
 
 use crate::support::{alive_with, eventually, fx, marker, quoted_apart};
 
@@ -108,7 +108,12 @@ fn a_background_job_returns_at_once_is_read_with_a_pattern_and_killed_with_its_t
             .await
             .unwrap_or_else(|err| panic!("{err}"));
         assert_eq!(again.job.status, JobStatus::Killed);
-        assert!(again.notes.iter().any(|n| n.contains("already ended")));
+        assert!(
+            again
+                .notes
+                .iter()
+                .any(|n| render::note(n).contains("already ended"))
+        );
     });
 }
 
@@ -253,7 +258,13 @@ fn a_job_that_ended_is_announced_once_in_the_next_result() {
         );
         let next = run(&session, Request::new("true")).await;
         let expected = format!("[job {id} exited 3 after 0 s: `echo hi; exit 3`]");
-        assert!(next.notes.contains(&expected), "{:?}", next.notes);
+        assert!(
+            next.notes
+                .iter()
+                .any(|note| matches!(note, Note::JobEnded { job } if job.job_id == id)),
+            "{:?}",
+            next.notes
+        );
         assert!(agent_bash_core::render::text(&next).contains(&expected));
         let after = run(&session, Request::new("true")).await;
         assert!(after.notes.is_empty(), "announced once: {:?}", after.notes);
@@ -358,7 +369,7 @@ fn the_job_limit_refuses_new_jobs_and_a_timeout_then_kills() {
             timed_out
                 .notes
                 .iter()
-                .any(|n| n.contains("the most allowed")),
+                .any(|n| render::note(n).contains("the most allowed")),
             "{:?}",
             timed_out.notes
         );
@@ -473,7 +484,7 @@ fn a_job_in_a_session_without_jobs_is_refused() {
             outcome
                 .notes
                 .iter()
-                .any(|n| n.contains("keeps no background jobs"))
+                .any(|n| render::note(n).contains("keeps no background jobs"))
         );
     });
 }
@@ -527,7 +538,7 @@ fn a_background_job_started_with_a_timeout_is_stopped_at_it() {
         assert_eq!(end.job.status, JobStatus::Killed, "{end:?}");
         assert!(end.job.timed_out);
         assert_eq!(end.job.signal.as_deref(), Some("SIGTERM"));
-        let notice = agent_bash_core::jobs::notice(&end.job);
+        let notice = render::job_notice(&end.job);
         assert!(
             notice.contains("was killed by SIGTERM at its timeout after 1 s"),
             "{notice}"
@@ -575,7 +586,7 @@ fn a_binary_job_keeps_its_raw_bytes_and_is_read_as_binary() {
                 break;
             }
         }
-        assert_eq!(binary.as_deref(), Some("png"));
+        assert_eq!(binary, Some(agent_bash_core::BinaryKind::Png));
     });
 }
 
@@ -719,7 +730,7 @@ fn a_job_past_the_spill_cap_says_so_and_killed_sessions_end_their_jobs() {
         assert!(
             end.notes
                 .iter()
-                .any(|n| n.contains("spill cap of 10000 bytes")),
+                .any(|n| render::note(n).contains("spill cap of 10000 bytes")),
             "{:?}",
             end.notes
         );

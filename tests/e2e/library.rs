@@ -156,10 +156,13 @@ fn an_unwritable_spill_file_is_reported_and_the_call_still_succeeds() {
         "the marker says so"
     );
     assert!(
-        outcome
-            .notes
-            .iter()
-            .any(|note| note.starts_with("the full stdout could not be saved")),
+        outcome.notes.iter().any(|note| matches!(
+            note,
+            agent_bash_core::Note::SpillFailed {
+                stream: agent_bash_core::Stream::Stdout,
+                ..
+            }
+        )),
         "{:?}",
         outcome.notes
     );
@@ -184,7 +187,10 @@ fn the_spill_file_stops_at_its_cap_and_says_so() {
     assert!(kept.starts_with("line 1 of the flood\n"));
     assert!(note.contains("spill cap of 100000 bytes"), "{note}");
     assert!(
-        outcome.notes.iter().any(|n| n.contains("spill cap")),
+        outcome
+            .notes
+            .iter()
+            .any(|n| agent_bash_core::render::note(n).contains("spill cap")),
         "{:?}",
         outcome.notes
     );
@@ -198,6 +204,7 @@ fn progress_is_reported_while_the_command_runs() {
             Request::new("echo first; sleep 1.5; echo second"),
             &CancellationToken::new(),
             Some(&sender),
+            &agent_bash_core::NoApprover,
         ))
         .unwrap_or_else(|err| panic!("{err}"));
     assert_eq!(finished.outcome.stdout, "first\nsecond");

@@ -85,8 +85,9 @@ fn timeout_result_says_so_in_text() {
     );
     assert!(run.stdout.contains("hint: "), "{}", run.stdout);
     assert!(
-        run.stdout
-            .contains("note: the one-shot CLI keeps no background jobs, so the command was stopped at its timeout"),
+        run.stdout.contains(
+            "note: this session keeps no background jobs, so the command was stopped at its timeout"
+        ),
         "{}",
         run.stdout
     );

@@ -1,7 +1,7 @@
 //! Secrets stay out of every output: the model's text, the JSON, spill files and job files,
 //! whatever prints them (`env`, `printenv`, `/proc/self/environ`), and `remove` / `pass`.
 
-use agent_bash_core::jobs::JobStatus;
+use agent_bash_core::JobStatus;
 use agent_bash_core::{Config, Request, SecretsConfig, Session};
 use serde_json::Value;
 

@@ -110,8 +110,9 @@ async def test_a_timeout_goes_on_as_a_job_that_finishes_and_is_announced():
             await anyio.sleep(0.05)
         assert listed.structured_content["jobs"][0]["exit_code"] == 5
         nxt = await call(session, "bash", {"command": "echo next"})
-        assert f"[job {job_id} exited 5 after 1 s: `echo one; sleep 1.5; echo two; exit 5`]" in nxt.structured_content["notes"]
-        assert f"note: [job {job_id} exited 5" in text_of(nxt)
+        ended = [n for n in nxt.structured_content["notes"] if n["kind"] == "job_ended"]
+        assert [(n["job"]["job_id"], n["job"]["exit_code"]) for n in ended] == [(job_id, 5)], ended
+        assert f"note: [job {job_id} exited 5 after 1 s: `echo one; sleep 1.5; echo two; exit 5`]" in text_of(nxt)
 
         parts, last = await read_until_ended(session, job_id)
         assert parts == ["two"], parts

@@ -125,7 +125,8 @@ async def test_bad_input_is_a_clear_tool_error_and_the_server_keeps_serving():
         assert "no_such_tool" in text_of(unknown)
         clamped = await session.call_tool("bash", {"command": "true", "timeout_secs": 99999})
         assert clamped.is_error is False
-        assert any("over the maximum" in note for note in clamped.structured_content["notes"])
+        assert {"kind": "timeout_clamped", "asked_secs": 99999, "ran_secs": 3600} in clamped.structured_content["notes"]
+        assert "note: timeout_secs 99999 is over the maximum; the call ran with 3600 s" in text_of(clamped)
         result = await session.call_tool("bash", {"command": "echo ok"})
         assert result.structured_content["stdout"] == "ok"
 

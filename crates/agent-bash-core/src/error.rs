@@ -42,8 +42,8 @@ pub enum Error {
         source: std::io::Error,
     },
     /// No job has this id.
-    #[error("no job {id} in this session; {known}")]
-    UnknownJob { id: u64, known: String },
+    #[error("no job {id} in this session; {}", known_jobs(known))]
+    UnknownJob { id: u64, known: Vec<u64> },
     /// As many jobs run as the configuration allows.
     #[error(
         "{running} background jobs are running, the most allowed; stop one with bash_kill first"
@@ -71,8 +71,17 @@ pub enum Error {
     },
 }
 
+/// `it has none`, or `its jobs are 1, 2`.
+fn known_jobs(known: &[u64]) -> String {
+    if known.is_empty() {
+        return "it has none".into();
+    }
+    let ids: Vec<String> = known.iter().map(u64::to_string).collect();
+    format!("its jobs are {}", ids.join(", "))
+}
+
 impl Error {
-    pub fn config(key: &str, reason: impl Into<String>) -> Error {
+    pub(crate) fn config(key: &str, reason: impl Into<String>) -> Error {
         Error::Config {
             key: key.to_string(),
             reason: reason.into(),

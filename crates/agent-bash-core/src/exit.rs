@@ -1,49 +1,72 @@
 //! Exit status in plain words: signal names, and what common exit codes mean, so the model
 //! is not misled (grep's 1 is "no match", not a failure). Pure.
 
+/// Every signal a result may name, with this platform's number for it.
+const SIGNALS: &[(&str, i32)] = &[
+    ("SIGHUP", libc::SIGHUP),
+    ("SIGINT", libc::SIGINT),
+    ("SIGQUIT", libc::SIGQUIT),
+    ("SIGILL", libc::SIGILL),
+    ("SIGTRAP", libc::SIGTRAP),
+    ("SIGABRT", libc::SIGABRT),
+    ("SIGBUS", libc::SIGBUS),
+    ("SIGFPE", libc::SIGFPE),
+    ("SIGKILL", libc::SIGKILL),
+    ("SIGUSR1", libc::SIGUSR1),
+    ("SIGSEGV", libc::SIGSEGV),
+    ("SIGUSR2", libc::SIGUSR2),
+    ("SIGPIPE", libc::SIGPIPE),
+    ("SIGALRM", libc::SIGALRM),
+    ("SIGTERM", libc::SIGTERM),
+    ("SIGCHLD", libc::SIGCHLD),
+    ("SIGCONT", libc::SIGCONT),
+    ("SIGSTOP", libc::SIGSTOP),
+    ("SIGTSTP", libc::SIGTSTP),
+    ("SIGTTIN", libc::SIGTTIN),
+    ("SIGTTOU", libc::SIGTTOU),
+    ("SIGURG", libc::SIGURG),
+    ("SIGXCPU", libc::SIGXCPU),
+    ("SIGXFSZ", libc::SIGXFSZ),
+    ("SIGVTALRM", libc::SIGVTALRM),
+    ("SIGPROF", libc::SIGPROF),
+    ("SIGWINCH", libc::SIGWINCH),
+    ("SIGIO", libc::SIGIO),
+    ("SIGPWR", libc::SIGPWR),
+    ("SIGSYS", libc::SIGSYS),
+];
+
+/// The signals `bash_kill` may send.
+const KILL_SIGNALS: &[&str] = &[
+    "SIGTERM", "SIGINT", "SIGHUP", "SIGKILL", "SIGQUIT", "SIGUSR1", "SIGUSR2",
+];
+
 /// The name of signal `number` (`SIGKILL`), or `SIG<number>` for one without a name here.
-pub fn signal_name(number: i32) -> String {
-    const NAMES: [&str; 31] = [
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    ];
-    usize::try_from(number - 1)
-        .ok()
-        .and_then(|index| NAMES.get(index))
-        .map_or_else(|| format!("SIG{number}"), |name| name.to_string())
+pub(crate) fn signal_name(number: i32) -> String {
+    SIGNALS
+        .iter()
+        .find(|(_, known)| *known == number)
+        .map_or_else(|| format!("SIG{number}"), |(name, _)| (*name).to_string())
+}
+
+/// Parses a signal `bash_kill` may send, by name (`TERM`, `SIGTERM`, `term`) or number.
+///
+/// # Errors
+/// `Error::Signal` for any other name or number.
+pub(crate) fn parse_signal(name: &str) -> Result<rustix::process::Signal, crate::Error> {
+    let upper = name.trim().to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    SIGNALS
+        .iter()
+        .filter(|(known, _)| KILL_SIGNALS.contains(known))
+        .find(|(known, number)| known[3..] == *bare || bare.parse() == Ok(*number))
+        .and_then(|(_, number)| rustix::process::Signal::from_named_raw(*number))
+        .ok_or_else(|| crate::Error::Signal {
+            name: name.to_string(),
+        })
 }
 
 /// A short explanation of an exit code, or `None` when there is nothing useful to add.
-pub fn explain(exit_code: i32, command: &str) -> Option<String> {
+pub(crate) fn explain(exit_code: i32, command: &str) -> Option<String> {
     match exit_code {
         0 => None,
         1 => explain_one(last_command_name(command)?),
@@ -143,5 +166,23 @@ mod tests {
         assert_eq!(signal_name(15), "SIGTERM");
         assert_eq!(signal_name(40), "SIG40");
         assert_eq!(signal_name(0), "SIG0");
+    }
+
+    #[test]
+    fn parses_the_signals_bash_kill_sends() {
+        use rustix::process::Signal;
+        for (name, signal) in [
+            ("TERM", Signal::TERM),
+            ("sigint", Signal::INT),
+            ("SIGKILL", Signal::KILL),
+            (" usr1 ", Signal::USR1),
+        ] {
+            assert_eq!(parse_signal(name).ok(), Some(signal), "{name}");
+        }
+        let number = Signal::USR2.as_raw().to_string();
+        assert_eq!(parse_signal(&number).ok(), Some(Signal::USR2));
+        for bad in ["STOP", "SIGSEGV", "0", "99", "", "TERMX"] {
+            assert!(parse_signal(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,17 +1,22 @@
 //! agent-bash's engine: run one bash command for an LLM agent, completely and within bounds.
 //!
-//! The pipeline, one module per stage:
+//! The pipeline (`pipeline::run`), one module per stage:
 //!
 //! ```text
-//! Request ─request::validate─▶ Call ─(plan)─▶ Plan ─spawn::start─▶ Running
-//!    ─collect::wait (output: sanitize → window → spill)─▶ Captured
-//!    ─outcome::assemble─▶ Outcome ─render::{text, json}─▶ what the model reads
+//! Request ─validate─▶ Call ─check (one parse; ask → Approver)─▶ Verdict ─plan─▶ Plan
+//!    ─spawn─▶ Running ─collect (Pump; output: redact → sanitize → window → spill)─▶ Captured
+//!    ─assemble (or hand over to a job)─▶ Outcome ─record (audit)─▶ caller ─render─▶ model
 //! ```
 //!
 //! A command that outlives its call (started with `background`, still running at its
-//! timeout, or processes its shell left running) goes on as a background job (`jobs`): its
-//! streams keep flowing through the same output stages into the job's files, and the
-//! session reads, waits for, lists and kills jobs, and ends them with itself.
+//! timeout, or processes its shell left running) goes on as a background job: its streams
+//! keep flowing through the same output stages into the job's files, driven by the same
+//! `Pump` as a call, and the session reads, waits for, lists and kills jobs, and ends them
+//! with itself.
+//!
+//! The public surface is what a library user needs: `Session` and its `Request`s, the
+//! `Outcome` and job results with their `Note`s, `Config` and `settings` to load it, the
+//! policy's types and an `Approver` to answer `ask`, and `render` for the model's text.
 //!
 //! A failing, killed or timed-out command is an `Ok(Outcome)`; `Err` is for failures of the
 //! tool itself (a bad request, no bash).
@@ -30,29 +35,53 @@
 //! # }
 //! ```
 
-pub mod audit;
-pub mod collect;
-pub mod config;
-pub mod env;
-pub mod error;
-pub mod exit;
-pub mod jobs;
-pub mod outcome;
-pub mod output;
-pub mod policy;
-pub mod procs;
+mod audit;
+mod collect;
+mod config;
+mod env;
+mod error;
+mod exit;
+mod jobs;
+mod outcome;
+mod output;
+mod pipeline;
+mod plan;
+mod policy;
+mod process;
 pub mod render;
-pub mod request;
-pub mod session;
+mod request;
+mod session;
 pub mod settings;
-pub mod spawn;
 
-pub use collect::Progress;
-pub use config::{Budget, Config, OnTimeout, SecretsConfig, SecretsMode};
+pub use collect::{PROGRESS_INTERVAL, Progress};
+pub use config::{AuditConfig, Budget, Config, KIB, MIB, OnTimeout, SecretsConfig, SecretsMode};
 pub use error::Error;
-pub use jobs::{JobInfo, JobList, JobOutput, JobStatus};
-pub use outcome::Outcome;
-pub use policy::{Approval, Decision, Verdict};
+pub use jobs::{JobInfo, JobList, JobOrigin, JobOutput, JobStatus};
+pub use outcome::{Note, Outcome};
+pub use output::{BinaryKind, Stream, StreamStats};
+pub use policy::{
+    Approval, Approver, Decision, NoApprover, Policy, PolicySettings, Refusal, RuleSpec, Segment,
+    Verdict, builtin_rules,
+};
+pub use process::ProcessInfo;
 pub use request::Request;
 pub use session::{Finished, Session};
 pub use tokio_util::sync::CancellationToken;
+
+/// The output pipeline's parts, for the project's own benchmarks only: not a stable API.
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::output::Capture;
+    pub use crate::output::redact::Secrets;
+    pub use crate::output::spill::SpillDir;
+    pub use crate::output::window::Share;
+    pub use crate::process::pump::READ_CHUNK_BYTES;
+}
+
+/// Locks `mutex`, going on with its data if a panicking thread poisoned it (every value
+/// the engine keeps under a lock stays valid between statements).
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::collect::Captured;
 use crate::config::Budget;
 use crate::exit;
-use crate::output::{StreamOutput, StreamStats, window};
-use crate::procs::ProcessInfo;
+use crate::jobs::JobInfo;
+use crate::output::{Stream, StreamOutput, StreamStats, window};
+use crate::policy::Refusal;
+use crate::process::ProcessInfo;
 use crate::request::Call;
 
 /// Everything about one finished call. `render::text` is what the model reads;
@@ -42,15 +44,74 @@ pub struct Outcome {
     /// What the exit status usually means, when it is easy to misread.
     pub exit_hint: Option<String>,
     /// Things the caller should know (a clamped timeout, a spill file that failed, jobs
-    /// that ended since the previous call…).
-    pub notes: Vec<String>,
+    /// that ended since the previous call…); `render` words them.
+    pub notes: Vec<Note>,
     /// The background job the command became (started with `background`, still running
     /// at its timeout, or processes it left running), if it became one.
     pub job_id: Option<u64>,
-    pub job: Option<crate::jobs::JobInfo>,
+    pub job: Option<JobInfo>,
     /// Why the policy refused the command, when it did (nothing was run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refused: Option<crate::policy::Refusal>,
+    pub refused: Option<Refusal>,
+}
+
+/// Something the caller should know about a call or a job read, beside its output.
+/// `render::note` words each one for the model.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Note {
+    /// The request's timeout was over the maximum; the call ran with the maximum.
+    TimeoutClamped { asked_secs: u64, ran_secs: u64 },
+    /// The shell's exit status could not be collected.
+    StatusLost,
+    /// A stream's whole output could not be saved to its file.
+    SpillFailed { stream: Stream, error: String },
+    /// A stream's saved output stops at the spill cap (the rest was counted, not kept).
+    SpillCapped { stream: Stream },
+    /// The command (or the processes it left running) did not become a job: the session
+    /// keeps no jobs (`max_jobs` 0), or as many run as it allows.
+    NotAJob { max_jobs: usize, leftovers: bool },
+    /// The job's files could not be created, so the command was killed.
+    JobFilesFailed { error: String },
+    /// The audit log could not be written.
+    AuditFailed { error: String },
+    /// A background job ended since the previous result said so.
+    JobEnded { job: JobInfo },
+    /// More jobs ended than one result lists.
+    MoreJobsEnded { count: usize },
+    /// A job read waited for a pattern that no new line matched.
+    PatternNotMatched {
+        pattern: String,
+        waited_secs: u64,
+        job_ended: bool,
+    },
+    /// `bash_kill` found the job already ended.
+    AlreadyEnded,
+    /// A problem with a job's file (a write error, the spill cap).
+    JobFileProblem { stream: Stream, problem: String },
+    /// A job's file could not be completed at its end.
+    JobFileIncomplete { stream: Stream, error: String },
+    /// A job's output could not be read.
+    JobReadFailed { error: String },
+}
+
+impl Note {
+    /// True if `other` is the same kind of note about the same stream (kept once).
+    pub(crate) fn same_kind(&self, other: &Note) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.stream() == other.stream()
+    }
+
+    fn stream(&self) -> Option<Stream> {
+        match self {
+            Note::SpillFailed { stream, .. }
+            | Note::SpillCapped { stream }
+            | Note::JobFileProblem { stream, .. }
+            | Note::JobFileIncomplete { stream, .. } => Some(*stream),
+            _ => None,
+        }
+    }
 }
 
 impl Outcome {
@@ -75,7 +136,7 @@ impl Outcome {
 /// writes the spill files of what was cut.
 ///
 /// `shell_running`: the shell goes on as a background job, so it has no status yet.
-pub fn assemble(
+pub(crate) fn assemble(
     call: &Call,
     captured: Captured,
     budget: &Budget,
@@ -104,22 +165,26 @@ pub fn assemble(
     let raw_signal = status.and_then(|status| status.signal());
     let mut notes = Vec::new();
     if let Some(asked) = call.timeout_clamped_from {
-        notes.push(format!(
-            "timeout_secs {asked} is over the maximum; the call ran with {} s",
-            call.timeout.as_secs()
-        ));
+        notes.push(Note::TimeoutClamped {
+            asked_secs: asked,
+            ran_secs: call.timeout.as_secs(),
+        });
     }
     if status.is_none() && !shell_running {
-        notes.push("the shell's exit status could not be collected".into());
+        notes.push(Note::StatusLost);
     }
-    for (name, stats) in [("stdout", &stdout_stats), ("stderr", &stderr_stats)] {
+    for (stream, stats) in [
+        (Stream::Stdout, &stdout_stats),
+        (Stream::Stderr, &stderr_stats),
+    ] {
         if let Some(error) = &stats.spill_error {
-            notes.push(format!("the full {name} could not be saved: {error}"));
+            notes.push(Note::SpillFailed {
+                stream,
+                error: error.clone(),
+            });
         }
         if stats.spill_capped {
-            notes.push(format!(
-                "the saved {name} stops at the spill cap; the rest was counted, not kept"
-            ));
+            notes.push(Note::SpillCapped { stream });
         }
     }
     let exit_hint = exit_code.and_then(|code| exit::explain(code, &call.command));

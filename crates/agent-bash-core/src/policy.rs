@@ -1,27 +1,16 @@
 //! Policy stage: decides from the command's parsed structure whether it runs, needs the
-//! user's approval, or is refused (the `agent-bash-policy` crate), and words a refusal for
-//! the model: the reason, the rule, and the configuration change that would allow it.
+//! user's approval, or is refused (the `agent-bash-policy` crate). A refusal is worded by
+//! `render::refusal`: the reason, the rule, and the configuration change that would allow it.
 
 pub use agent_bash_policy::{
-    Decision, Policy, PolicyError, PolicySettings, RuleSpec, Segment, Verdict, builtin_rules,
+    Decision, Policy, PolicySettings, RuleSpec, Segment, Verdict, builtin_rules,
 };
+
+use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::PROJECT_FILE;
-
-/// `allow`, `ask` or `deny`, as the settings and the JSON spell them.
-pub fn decision_name(decision: Decision) -> &'static str {
-    match decision {
-        Decision::Allow => "allow",
-        Decision::Ask => "ask",
-        Decision::Deny => "deny",
-    }
-}
-
 /// Whether the user was asked about a command that needs approval, and what they said.
-/// Set by the adapter that asked (MCP elicitation, the CLI's terminal prompt); a library
-/// caller that sets nothing gets `ask` commands refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Approval {
     #[default]
@@ -35,7 +24,8 @@ pub enum Approval {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     /// `deny`, or `ask` when approval was needed and not given.
-    pub decision: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub decision: Decision,
     /// The rule that decided (a built-in's name, or a configured rule's name); `None` when
     /// the `unknown` or `default` setting decided.
     pub rule: Option<String>,
@@ -46,95 +36,34 @@ pub struct Refusal {
     pub hint: Option<String>,
 }
 
-/// Words the refusal of `verdict` (a `deny`, or an `ask` that was not approved).
-pub fn refusal(verdict: &Verdict, approval: Approval) -> Refusal {
-    let deciding = verdict
-        .segments
-        .iter()
-        .find(|segment| segment.decision == verdict.decision);
-    let segment = deciding
-        .map(|segment| segment.argv.clone())
-        .unwrap_or_default();
-    let rule = verdict.rule.clone();
-    let builtin = rule
-        .as_deref()
-        .is_some_and(|rule| builtin_rules().iter().any(|(name, _)| *name == rule));
-    let mut reason = verdict
-        .reason
-        .clone()
-        .unwrap_or_else(|| match verdict.decision {
-            Decision::Deny => "the policy's default decision is deny".to_string(),
-            _ => "the policy's default decision is ask".to_string(),
-        });
-    let hint = match (verdict.decision, &rule) {
-        (Decision::Deny, Some(rule)) if builtin => Some(format!(
-            "`{rule}` is a built-in rule; if this command is really wanted, a person can switch \
-             the rule off with `disable = [\"{rule}\"]` under [policy] in {PROJECT_FILE}"
-        )),
-        (Decision::Deny, Some(rule)) => Some(format!(
-            "the configured rule `{rule}` denies this; a person can change it in the \
-             configuration (`agent-bash config` shows where each setting comes from)"
-        )),
-        (Decision::Deny, None) => Some(format!(
-            "no rule allows this command and the default is deny; a person can add an allow \
-             rule under [[policy.rules]] in {PROJECT_FILE}"
-        )),
-        (_, _) => {
-            match approval {
-                Approval::Declined => reason = format!("the user declined: {reason}"),
-                _ => {
-                    reason = format!(
-                        "{reason}; it needs the user's approval, and there is no way to ask"
-                    );
-                }
-            }
-            Some(allow_hint(&segment, rule.as_deref(), builtin))
-        }
-    };
-    Refusal {
-        decision: decision_name(verdict.decision).to_string(),
-        rule,
-        reason,
-        segment,
-        hint,
+/// Asks the user whether a command the policy wants approved (`ask`) may run. The engine
+/// calls it once, with the verdict of its one parse of the command; adapters implement it
+/// (MCP through elicitation, the CLI on its terminal). `NoApprover` asks nobody: `ask`
+/// commands are refused.
+pub trait Approver {
+    /// The user's answer about `command`, which the policy's `verdict` wants approved.
+    fn approve(&self, command: &str, verdict: &Verdict) -> impl Future<Output = Approval> + Send;
+}
+
+/// Asks nobody: every `ask` is refused (with a hint saying what would allow it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoApprover;
+
+impl Approver for NoApprover {
+    async fn approve(&self, _command: &str, _verdict: &Verdict) -> Approval {
+        Approval::NotAsked
     }
 }
 
-/// The configuration that would run an `ask` command without asking.
-fn allow_hint(segment: &[String], rule: Option<&str>, builtin: bool) -> String {
-    match rule {
-        Some(rule) if !builtin => format!(
-            "the configured rule `{rule}` asks for approval; to allow without asking, a \
-             person can change it to decision = \"allow\""
-        ),
-        None if segment.is_empty() || !is_literal(&segment[0]) => format!(
-            "the command could not be read as plain commands; run it in a plainer form \
-             (a literal command name), or a person can set `unknown = \"allow\"` under \
-             [policy] in {PROJECT_FILE}"
-        ),
-        _ => {
-            let pattern = format!(
-                "{} *",
-                segment
-                    .iter()
-                    .take(2)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            );
-            format!(
-                "to allow it without asking, a person can add to {PROJECT_FILE}: \
-                 [[policy.rules]] decision = \"allow\" command = {}",
-                toml_string(&pattern)
-            )
-        }
-    }
+/// The pipeline's one parse of a call's command.
+pub(crate) fn check(policy: &Policy, command: &str) -> Verdict {
+    #[cfg(test)]
+    CHECKS.with(|checks| checks.set(checks.get() + 1));
+    policy.check(command)
 }
 
-fn is_literal(word: &str) -> bool {
-    !word.contains(['$', '`', '*', '?', '['])
-}
-
-fn toml_string(text: &str) -> String {
-    toml::Value::String(text.to_string()).to_string()
+#[cfg(test)]
+thread_local! {
+    /// Commands this thread's sessions parsed (tests count parses per call with it).
+    pub(crate) static CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }

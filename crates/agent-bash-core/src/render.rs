@@ -8,9 +8,12 @@
 
 use std::fmt::Write as _;
 
-use crate::jobs::{self, JobList, JobOutput, JobStatus};
-use crate::outcome::Outcome;
+use crate::collect::Progress;
+use crate::jobs::{JobInfo, JobList, JobOutput, JobStatus};
+use crate::outcome::{Note, Outcome};
 use crate::output::StreamStats;
+use crate::policy::{Approval, Decision, Refusal, Verdict, builtin_rules};
+use crate::settings::PROJECT_FILE;
 
 /// The most bytes the text adds to the stream text, not counting spill file paths.
 pub const TEXT_OVERHEAD_BYTES: usize = 4096;
@@ -46,9 +49,7 @@ pub fn text(outcome: &Outcome) -> String {
     }
     out.push_str(&status_line(outcome));
     out.push('\n');
-    for note in &outcome.notes {
-        let _ = writeln!(out, "note: {}", clip(note, 300));
-    }
+    notes(&mut out, &outcome.notes);
     if !outcome.left_running.is_empty() {
         let listed: Vec<String> = outcome
             .left_running
@@ -96,8 +97,8 @@ pub fn text(outcome: &Outcome) -> String {
 
 /// The policy's decision on a command, one line per simple command found, then the
 /// overall decision (`agent-bash check`).
-pub fn verdict(verdict: &crate::policy::Verdict) -> String {
-    let name = crate::policy::decision_name;
+pub fn verdict(verdict: &Verdict) -> String {
+    let name = decision_name;
     let mut out = String::new();
     for segment in &verdict.segments {
         let _ = write!(
@@ -134,11 +135,10 @@ pub fn verdict(verdict: &crate::policy::Verdict) -> String {
 }
 
 /// A refused call: what decided, why, and what would allow it.
-fn refused(refusal: &crate::policy::Refusal) -> String {
-    let what = if refusal.decision == "deny" {
-        "denied"
-    } else {
-        "not approved"
+fn refused(refusal: &Refusal) -> String {
+    let what = match refusal.decision {
+        Decision::Deny => "denied",
+        Decision::Ask | Decision::Allow => "not approved",
     };
     let mut out = format!("[refused by policy: {what}; nothing was run]\n");
     let _ = write!(out, "reason: {}", clip(&refusal.reason, 500));
@@ -183,7 +183,7 @@ pub fn job_output(output: &JobOutput) -> String {
         _ => format!(
             "job {} {} after {} s",
             job.job_id,
-            jobs::how_it_is(job),
+            how_it_is(job),
             job.runtime_ms / 1000
         ),
     };
@@ -199,9 +199,7 @@ pub fn job_output(output: &JobOutput) -> String {
     {
         let _ = writeln!(out, "note: a line matched {pattern:?}");
     }
-    for note in &output.notes {
-        let _ = writeln!(out, "note: {}", clip(note, 300));
-    }
+    notes(&mut out, &output.notes);
     out.pop();
     out
 }
@@ -213,7 +211,7 @@ pub fn job_list(list: &JobList) -> String {
     }
     let mut out = String::new();
     for job in &list.jobs {
-        let status = jobs::how_it_is(job);
+        let status = how_it_is(job);
         let _ = writeln!(
             out,
             "job {} · {status} · {} s · pid {} · stdout {} B, stderr {} B · `{}`",
@@ -228,6 +226,238 @@ pub fn job_list(list: &JobList) -> String {
     }
     out.pop();
     out
+}
+
+/// `note: …` lines, one per note.
+fn notes(out: &mut String, notes: &[Note]) {
+    for one in notes {
+        let _ = writeln!(out, "note: {}", clip(&note(one), 300));
+    }
+}
+
+/// One note in words.
+pub fn note(note: &Note) -> String {
+    match note {
+        Note::TimeoutClamped {
+            asked_secs,
+            ran_secs,
+        } => {
+            format!("timeout_secs {asked_secs} is over the maximum; the call ran with {ran_secs} s")
+        }
+        Note::StatusLost => "the shell's exit status could not be collected".into(),
+        Note::SpillFailed { stream, error } => {
+            format!("the full {stream} could not be saved: {error}")
+        }
+        Note::SpillCapped { stream } => {
+            format!("the saved {stream} stops at the spill cap; the rest was counted, not kept")
+        }
+        Note::NotAJob {
+            max_jobs,
+            leftovers,
+        } => not_a_job(*max_jobs, *leftovers),
+        Note::JobFilesFailed { error } => {
+            format!("the command could not go on as a background job ({error}), so it was killed")
+        }
+        Note::AuditFailed { error } => format!("the audit log could not be written: {error}"),
+        Note::JobEnded { job } => job_notice(job),
+        Note::MoreJobsEnded { count } => format!("{count} more jobs ended; bash_jobs lists them"),
+        Note::PatternNotMatched {
+            pattern,
+            waited_secs,
+            job_ended,
+        } => {
+            let why = if *job_ended {
+                "before the job ended".to_string()
+            } else {
+                format!("in {waited_secs} s")
+            };
+            format!("no new line matched {pattern:?} {why}")
+        }
+        Note::AlreadyEnded => "the job had already ended".into(),
+        Note::JobFileProblem { stream, problem } => format!("the job's {stream} file: {problem}"),
+        Note::JobFileIncomplete { stream, error } => {
+            format!("the job's {stream} file is incomplete: {error}")
+        }
+        Note::JobReadFailed { error } => format!("the job's output could not be read: {error}"),
+    }
+}
+
+/// Why a command (or the processes it left running) did not become a job.
+fn not_a_job(max_jobs: usize, leftovers: bool) -> String {
+    let fate = if leftovers {
+        "these processes are not a job"
+    } else {
+        "the command was stopped at its timeout instead of going on as a job"
+    };
+    match max_jobs {
+        0 => format!("this session keeps no background jobs, so {fate}"),
+        max => format!("{max} background jobs are running, the most allowed, so {fate}"),
+    }
+}
+
+/// One line saying how a job ended (`[job 3 exited 0 after 41 s: `npm test`]`).
+pub fn job_notice(job: &JobInfo) -> String {
+    format!(
+        "[job {} {} after {} s: `{}`]",
+        job.job_id,
+        how_it_is(job),
+        job.runtime_ms / 1000,
+        first_line(&job.command, 80)
+    )
+}
+
+/// `is running`, `exited 3`, `was killed by SIGTERM at its timeout`, …
+fn how_it_is(job: &JobInfo) -> String {
+    let how = match (job.status, job.exit_code, &job.signal) {
+        (JobStatus::Running, _, _) => "is running".into(),
+        (JobStatus::Exited, Some(code), _) => format!("exited {code}"),
+        (JobStatus::Killed, _, Some(signal)) => format!("was killed by {signal}"),
+        (JobStatus::Killed, _, None) => "was killed".into(),
+        (JobStatus::Ended, _, _) => "ended (its processes all exited)".into(),
+        (JobStatus::Exited, None, _) => "exited".into(),
+    };
+    if job.timed_out {
+        format!("{how} at its timeout")
+    } else {
+        how
+    }
+}
+
+/// A call's progress report (`running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`).
+pub fn progress(report: &Progress) -> String {
+    let lines = match report.lines {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    };
+    format!(
+        "running {} s · {lines} · stdout {} · stderr {}",
+        report.elapsed.as_secs(),
+        size(report.stdout_bytes),
+        size(report.stderr_bytes)
+    )
+}
+
+/// A waiting job read's progress report (`waiting for job 3 · 12 s`).
+pub fn waiting(job_id: u64, elapsed: std::time::Duration) -> String {
+    format!("waiting for job {job_id} · {} s", elapsed.as_secs())
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB`, `3.0 MiB`.
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `allow`, `ask` or `deny`, as the settings and the JSON spell them.
+pub fn decision_name(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Allow => "allow",
+        Decision::Ask => "ask",
+        Decision::Deny => "deny",
+    }
+}
+
+/// Words the refusal of `verdict` (a `deny`, or an `ask` that was not approved).
+pub(crate) fn refusal(verdict: &Verdict, approval: Approval) -> Refusal {
+    let deciding = verdict
+        .segments
+        .iter()
+        .find(|segment| segment.decision == verdict.decision);
+    let segment = deciding
+        .map(|segment| segment.argv.clone())
+        .unwrap_or_default();
+    let rule = verdict.rule.clone();
+    let builtin = rule
+        .as_deref()
+        .is_some_and(|rule| builtin_rules().iter().any(|(name, _)| *name == rule));
+    let mut reason = verdict
+        .reason
+        .clone()
+        .unwrap_or_else(|| match verdict.decision {
+            Decision::Deny => "the policy's default decision is deny".to_string(),
+            _ => "the policy's default decision is ask".to_string(),
+        });
+    let hint = match (verdict.decision, &rule) {
+        (Decision::Deny, Some(rule)) if builtin => Some(format!(
+            "`{rule}` is a built-in rule; if this command is really wanted, a person can switch \
+             the rule off with `disable = [\"{rule}\"]` under [policy] in {PROJECT_FILE}"
+        )),
+        (Decision::Deny, Some(rule)) => Some(format!(
+            "the configured rule `{rule}` denies this; a person can change it in the \
+             configuration (`agent-bash config` shows where each setting comes from)"
+        )),
+        (Decision::Deny, None) => Some(format!(
+            "no rule allows this command and the default is deny; a person can add an allow \
+             rule under [[policy.rules]] in {PROJECT_FILE}"
+        )),
+        (_, _) => {
+            match approval {
+                Approval::Declined => reason = format!("the user declined: {reason}"),
+                _ => {
+                    reason = format!(
+                        "{reason}; it needs the user's approval, and there is no way to ask"
+                    );
+                }
+            }
+            Some(allow_hint(&segment, rule.as_deref(), builtin))
+        }
+    };
+    Refusal {
+        decision: verdict.decision,
+        rule,
+        reason,
+        segment,
+        hint,
+    }
+}
+
+/// The configuration that would run an `ask` command without asking.
+fn allow_hint(segment: &[String], rule: Option<&str>, builtin: bool) -> String {
+    match rule {
+        Some(rule) if !builtin => format!(
+            "the configured rule `{rule}` asks for approval; to allow without asking, a \
+             person can change it to decision = \"allow\""
+        ),
+        None if segment.is_empty() || !is_literal(&segment[0]) => format!(
+            "the command could not be read as plain commands; run it in a plainer form \
+             (a literal command name), or a person can set `unknown = \"allow\"` under \
+             [policy] in {PROJECT_FILE}"
+        ),
+        _ => {
+            let pattern = format!(
+                "{} *",
+                segment
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            format!(
+                "to allow it without asking, a person can add to {PROJECT_FILE}: \
+                 [[policy.rules]] decision = \"allow\" command = {}",
+                toml_string(&pattern)
+            )
+        }
+    }
+}
+
+fn is_literal(word: &str) -> bool {
+    !word.contains(['$', '`', '*', '?', '['])
+}
+
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
 }
 
 /// The outcome as pretty JSON.
@@ -288,10 +518,22 @@ fn binary_notice(name: &str, stats: &StreamStats) -> Option<String> {
     ))
 }
 
-fn clip(text: &str, max_chars: usize) -> &str {
+/// `text` cut to at most `max_chars` characters.
+pub(crate) fn clip(text: &str, max_chars: usize) -> &str {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => &text[..end],
         None => text,
+    }
+}
+
+/// The first line of `text`, cut to `max_chars`, with `…` when anything was left out.
+fn first_line(text: &str, max_chars: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let shown = clip(line, max_chars);
+    if shown.len() < text.len() {
+        format!("{shown}…")
+    } else {
+        shown.to_string()
     }
 }
 
@@ -300,8 +542,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::collect::DetachReason;
-    use crate::jobs::JobInfo;
+    use crate::jobs::JobOrigin;
 
     fn job(status: JobStatus, exit_code: Option<i32>, signal: Option<&str>) -> JobInfo {
         JobInfo {
@@ -309,7 +550,7 @@ mod tests {
             command: "npm run dev\n# second line".into(),
             cwd: PathBuf::from("/p"),
             pid: Some(4242),
-            origin: DetachReason::Background,
+            origin: JobOrigin::Background,
             status,
             exit_code,
             signal: signal.map(Into::into),
@@ -344,9 +585,11 @@ mod tests {
             "ready\n[stderr]\nwarn\n[job 3 is running · 41 s · stdout 120 B, stderr 7 B so far]"
         );
         let mut ended = read(job(JobStatus::Exited, Some(0), None), "", "");
-        ended
-            .notes
-            .push("no new line matched \"x\" before the job ended".into());
+        ended.notes.push(Note::PatternNotMatched {
+            pattern: "x".into(),
+            waited_secs: 0,
+            job_ended: true,
+        });
         assert_eq!(
             job_output(&ended),
             "(no new output)\n[job 3 exited 0 after 41 s · stdout 120 B, stderr 7 B so far]\nnote: no new line matched \"x\" before the job ended"
@@ -354,7 +597,7 @@ mod tests {
         let mut timed_out = job(JobStatus::Killed, None, Some("SIGTERM"));
         timed_out.timed_out = true;
         assert_eq!(
-            jobs::notice(&timed_out),
+            job_notice(&timed_out),
             "[job 3 was killed by SIGTERM at its timeout after 41 s: `npm run dev…`]"
         );
     }
@@ -373,5 +616,53 @@ mod tests {
              job 3 · ended (its processes all exited) · 41 s · pid 4242 · stdout 120 B, stderr 7 B · `npm run dev`"
         );
         assert_eq!(job_list(&JobList::default()), "(no background jobs)");
+    }
+
+    #[test]
+    fn progress_reports_count_lines_and_bytes() {
+        let report = Progress {
+            elapsed: std::time::Duration::from_millis(12_400),
+            stdout_bytes: 1536,
+            stderr_bytes: 3 * 1024 * 1024,
+            lines: 1,
+        };
+        assert_eq!(
+            progress(&report),
+            "running 12 s · 1 line · stdout 1.5 KiB · stderr 3.0 MiB"
+        );
+        let report = Progress {
+            lines: 7,
+            stdout_bytes: 10,
+            ..report
+        };
+        assert!(progress(&report).contains("7 lines · stdout 10 B"));
+    }
+
+    #[test]
+    fn notes_are_worded_once_each() {
+        let clamped = Note::TimeoutClamped {
+            asked_secs: 99_999,
+            ran_secs: 3600,
+        };
+        assert_eq!(
+            note(&clamped),
+            "timeout_secs 99999 is over the maximum; the call ran with 3600 s"
+        );
+        let none = Note::NotAJob {
+            max_jobs: 0,
+            leftovers: false,
+        };
+        assert!(note(&none).contains("keeps no background jobs"));
+        let full = Note::NotAJob {
+            max_jobs: 4,
+            leftovers: true,
+        };
+        assert!(note(&full).starts_with("4 background jobs are running, the most allowed"));
+        let waited = Note::PatternNotMatched {
+            pattern: "ready".into(),
+            waited_secs: 5,
+            job_ended: false,
+        };
+        assert_eq!(note(&waited), "no new line matched \"ready\" in 5 s");
     }
 }

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::policy::Approval;
 
 /// One command as a caller asks for it (the MCP `bash` tool's arguments, the CLI's flags).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -26,10 +25,6 @@ pub struct Request {
     /// Start the command as a background job and return at once.
     #[serde(default)]
     pub background: bool,
-    /// What the user said about a command the policy wants approved. Never read from the
-    /// wire: only the adapter that asked the user sets it.
-    #[serde(skip)]
-    pub approval: Approval,
 }
 
 impl Request {
@@ -58,25 +53,21 @@ impl Request {
         self.background = true;
         self
     }
-
-    /// Records what the user said when asked to approve the command.
-    pub fn approval(mut self, approval: Approval) -> Request {
-        self.approval = approval;
-        self
-    }
 }
 
 /// A request that passed validation: what the rest of the pipeline runs.
 #[derive(Clone, Debug)]
-pub struct Call {
-    pub command: String,
+pub(crate) struct Call {
+    pub(crate) command: String,
     /// Absolute, existing directory.
-    pub cwd: PathBuf,
-    pub timeout: Duration,
+    pub(crate) cwd: PathBuf,
+    pub(crate) timeout: Duration,
     /// The timeout the request asked for, when it was over the maximum and got clamped.
-    pub timeout_clamped_from: Option<u64>,
+    pub(crate) timeout_clamped_from: Option<u64>,
+    /// The request named its timeout (a background job is held only to one it named).
+    pub(crate) timeout_named: bool,
     /// Start as a background job.
-    pub background: bool,
+    pub(crate) background: bool,
 }
 
 /// Checks a request against the config and resolves it relative to the session `root`.
@@ -84,7 +75,7 @@ pub struct Call {
 /// # Errors
 /// `EmptyCommand`, `CommandTooLong`, `NulInCommand`, `Timeout` (zero) and `Cwd` (missing or
 /// not a directory).
-pub fn validate(request: &Request, root: &Path, config: &Config) -> Result<Call, Error> {
+pub(crate) fn validate(request: &Request, root: &Path, config: &Config) -> Result<Call, Error> {
     if request.command.trim().is_empty() {
         return Err(Error::EmptyCommand);
     }
@@ -129,6 +120,7 @@ pub fn validate(request: &Request, root: &Path, config: &Config) -> Result<Call,
         cwd,
         timeout,
         timeout_clamped_from,
+        timeout_named: request.timeout_secs.is_some(),
         background: request.background,
     })
 }

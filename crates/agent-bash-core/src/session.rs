@@ -3,54 +3,52 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use std::time::Duration;
-
-use crate::audit;
-use crate::collect::{self, DetachReason, Limits, Progress};
-use crate::config::{Config, KIB, OnTimeout, SecretsMode};
+use crate::collect::{Hooks, Progress};
+use crate::config::{Config, SecretsMode};
 use crate::error::Error;
-use crate::jobs::{self, JobList, JobOutput, Jobs};
-use crate::outcome::{self, Outcome};
-use crate::output::Capture;
+use crate::jobs::{JobList, JobOutput, Jobs};
+use crate::lock;
+use crate::outcome::Outcome;
 use crate::output::redact::{self, Secrets};
 use crate::output::spill::SpillDir;
-use crate::policy::{self, Approval, Decision, Policy, Verdict};
-use crate::request::{self, Call, Request};
-use crate::spawn::{self, GroupGuard, Plan};
-
-/// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
-/// single argument over 128 KiB (MAX_ARG_STRLEN), and the environment shares the space.
-const LONGEST_ARGUMENT_BYTES: usize = 64 * KIB;
+use crate::plan::Environment;
+use crate::policy::{Approver, NoApprover, Policy, Verdict};
+use crate::process::group::GroupGuard;
+use crate::process::stop::{self, StopTimes};
+use crate::request::Request;
+use crate::{audit, exit, pipeline};
 
 /// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
 #[derive(Debug)]
 pub struct Session {
-    root: PathBuf,
-    config: Config,
+    pub(crate) root: PathBuf,
+    pub(crate) config: Config,
     bash: PathBuf,
     env: Vec<(String, String)>,
     /// Inherited variables commands do not get (`env.remove`, and secrets in `remove` mode).
     env_remove: Vec<String>,
     /// What is redacted from every stream of every call and job.
-    secrets: Arc<Secrets>,
-    policy: Policy,
+    pub(crate) secrets: Arc<Secrets>,
+    pub(crate) policy: Policy,
     audit: AuditLog,
-    spill_dir: Arc<SpillDir>,
-    calls: AtomicU64,
+    pub(crate) spill_dir: Arc<SpillDir>,
+    /// Calls started so far (a call's number names its files).
+    pub(crate) calls: AtomicU64,
     /// Process groups whose shell exited while some of their processes ran on, when they
     /// could not become jobs.
-    leftovers: Mutex<Vec<GroupGuard>>,
-    jobs: Jobs,
+    pub(crate) leftovers: Mutex<Vec<Arc<GroupGuard>>>,
+    pub(crate) jobs: Jobs,
 }
 
 /// Whether calls are recorded, and where.
 #[derive(Debug)]
-enum AuditLog {
+pub(crate) enum AuditLog {
     Off,
     At(PathBuf),
     /// `audit.jsonl` in the session's output directory (created with the first line).
@@ -150,7 +148,8 @@ impl Session {
         &self.config
     }
 
-    /// The policy's decision on `command`, with every simple command it found. Runs nothing.
+    /// The policy's decision on `command`, with every simple command it found. Runs
+    /// nothing. (A call checks its command itself: this is for showing a decision.)
     pub fn check(&self, command: &str) -> Verdict {
         self.policy.check(command)
     }
@@ -173,42 +172,48 @@ impl Session {
     /// the session.
     pub fn kill_all(&self) {
         self.jobs.kill_all();
-        let guards = std::mem::take(
-            &mut *self
-                .leftovers
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
-        drop(guards);
+        let guards = std::mem::take(&mut *lock(&self.leftovers));
+        for guard in &guards {
+            guard.signal(rustix::process::Signal::KILL);
+        }
     }
 
     /// Ends the session's processes gently, for a server that is shutting down: every
     /// background job and every group left running gets SIGTERM, and what is left after the
-    /// kill grace gets SIGKILL. Returns once nothing is left (bounded by the grace + 1 s).
+    /// kill grace gets SIGKILL. Returns once nothing is left, within `stop_bound()`.
     pub async fn stop_all(&self) {
-        let grace = self.config.kill_grace;
-        let give_up = tokio::time::Instant::now() + grace;
-        for guard in self
-            .leftovers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .iter()
-        {
-            guard.signal(rustix::process::Signal::TERM);
-        }
-        self.jobs.stop_all(grace).await;
-        while tokio::time::Instant::now() < give_up && self.leftovers_alive() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let leftovers: Vec<Arc<GroupGuard>> = lock(&self.leftovers).clone();
+        let groups: Vec<&GroupGuard> = leftovers.iter().map(Arc::as_ref).collect();
+        let times = self.stop_times();
+        tokio::join!(
+            self.jobs.stop_all(self.stop_bound()),
+            stop::stop_groups(&groups, rustix::process::Signal::TERM, times)
+        );
         self.kill_all();
     }
 
-    fn leftovers_alive(&self) -> bool {
-        self.leftovers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .iter()
-            .any(GroupGuard::alive)
+    /// The longest a stop of a call's or a job's tree takes, from its first signal until
+    /// its output is read: the kill grace, SIGKILL's settling, and the drain.
+    pub fn stop_bound(&self) -> Duration {
+        self.stop_times().bound() + self.config.io_drain
+    }
+
+    pub(crate) fn stop_times(&self) -> StopTimes {
+        StopTimes {
+            grace: self.config.kill_grace,
+        }
+    }
+
+    /// What a call's plan is made in, now.
+    pub(crate) fn environment(&self) -> Environment<'_> {
+        Environment {
+            bash: &self.bash,
+            env: &self.env,
+            env_remove: &self.env_remove,
+            config: &self.config,
+            spill_dir: &self.spill_dir,
+            jobs_free: self.config.max_jobs.saturating_sub(self.jobs.running()),
+        }
     }
 
     /// Every background job of the session, oldest first.
@@ -250,13 +255,14 @@ impl Session {
     /// # Errors
     /// `UnknownJob`, `Signal` (an unknown name).
     pub async fn kill_job(&self, id: u64, signal: Option<&str>) -> Result<JobOutput, Error> {
-        let signal = signal.map_or(Ok(rustix::process::Signal::TERM), jobs::parse_signal)?;
+        let signal = signal.map_or(Ok(rustix::process::Signal::TERM), exit::parse_signal)?;
         self.jobs
-            .kill(id, signal, self.config.kill_grace, self.config.budget)
+            .kill(id, signal, self.stop_bound(), self.config.budget)
             .await
     }
 
-    /// Runs one command to completion (or its deadline).
+    /// Runs one command to completion (or its deadline). An `ask` command is refused (no
+    /// one is asked: see `run_with`).
     ///
     /// # Errors
     /// Only failures of the tool: a bad request, or bash that cannot be started. A command
@@ -278,11 +284,12 @@ impl Session {
         request: Request,
         cancel: &CancellationToken,
     ) -> Result<Finished, Error> {
-        self.run_with(request, cancel, None).await
+        self.run_with(request, cancel, None, &NoApprover).await
     }
 
-    /// Runs one command as `run_with_cancel` does, and reports its progress (elapsed time,
-    /// bytes, lines) on `progress` every `collect::PROGRESS_INTERVAL` while it runs.
+    /// Runs one command as `run_with_cancel` does, reports its progress (elapsed time,
+    /// bytes, lines) on `progress` every `PROGRESS_INTERVAL` while it runs, and asks
+    /// `approver` when the policy wants the command approved.
     ///
     /// # Errors
     /// As `run`.
@@ -291,247 +298,9 @@ impl Session {
         request: Request,
         cancel: &CancellationToken,
         progress: Option<&tokio::sync::watch::Sender<Progress>>,
+        approver: &impl Approver,
     ) -> Result<Finished, Error> {
-        let call = request::validate(&request, &self.root, &self.config)?;
-        let verdict = self.policy.check(&call.command);
-        let approved = match (verdict.decision, request.approval) {
-            (Decision::Allow, _) => None,
-            (Decision::Ask, Approval::Approved) => Some(true),
-            (Decision::Deny, _) | (Decision::Ask, _) => {
-                return Ok(self.refuse(&call, &verdict, request.approval));
-            }
-        };
-        let mut finished = self.run_allowed(call, request, cancel, progress).await?;
-        self.record(&mut finished.outcome, &verdict, approved);
-        Ok(finished)
-    }
-
-    /// A call the policy refused: nothing runs; the result says why and what would allow it.
-    fn refuse(&self, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
-        let mut outcome = Outcome {
-            command: call.command.clone(),
-            cwd: call.cwd.clone(),
-            timeout_secs: call.timeout.as_secs(),
-            refused: Some(policy::refusal(verdict, approval)),
-            ..Outcome::default()
-        };
-        let approved = (approval == Approval::Declined).then_some(false);
-        self.record(&mut outcome, verdict, approved);
-        Finished {
-            outcome,
-            raw_signal: None,
-        }
-    }
-
-    /// Appends the call to the audit log; a failure to is noted in the result.
-    fn record(&self, outcome: &mut Outcome, verdict: &Verdict, approved: Option<bool>) {
-        let path = match self.audit_path() {
-            Ok(Some(path)) => path,
-            Ok(None) => return,
-            Err(error) => {
-                let note = format!("the audit log could not be written: {error}");
-                outcome.notes.push(note);
-                return;
-            }
-        };
-        let decision = policy::decision_name(verdict.decision);
-        let entry = audit::Entry::of(outcome, decision, verdict.rule.as_deref(), approved);
-        if let Err(error) = audit::append(&path, &entry) {
-            outcome
-                .notes
-                .push(format!("the audit log could not be written: {error}"));
-        }
-    }
-
-    async fn run_allowed(
-        &self,
-        call: Call,
-        request: Request,
-        cancel: &CancellationToken,
-        progress: Option<&tokio::sync::watch::Sender<Progress>>,
-    ) -> Result<Finished, Error> {
-        let id = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut script = None;
-        let args: Vec<OsString> = if call.command.len() > LONGEST_ARGUMENT_BYTES {
-            let dir = self.spill_dir.path().map_err(|reason| Error::Script {
-                path: self.root.clone(),
-                source: std::io::Error::other(reason),
-            })?;
-            let path = dir.join(format!("{id:04}-command.sh"));
-            std::fs::write(&path, &call.command).map_err(|source| Error::Script {
-                path: path.clone(),
-                source,
-            })?;
-            script = Some(ScriptFile(path.clone()));
-            vec![path.into_os_string()]
-        } else {
-            vec!["-c".into(), call.command.clone().into()]
-        };
-        let plan = Plan {
-            program: self.bash.clone(),
-            args,
-            cwd: call.cwd.clone(),
-            env_remove: self.env_remove.clone(),
-            env: self.env.clone(),
-        };
-        let max_jobs = self.config.max_jobs;
-        // A background start takes its place first: it is refused rather than started.
-        let reserved = if call.background {
-            if max_jobs == 0 {
-                return Err(Error::NoJobs);
-            }
-            let reservation = self
-                .jobs
-                .reserve(max_jobs)
-                .ok_or(Error::JobLimit { running: max_jobs })?;
-            Some(reservation)
-        } else {
-            None
-        };
-        let jobs_free = max_jobs.saturating_sub(self.jobs.running());
-        let running = spawn::start(&plan)?;
-        let budget = self.config.budget;
-        let capture = |name: &'static str| {
-            Capture::new(
-                name,
-                budget,
-                self.spill_dir.clone(),
-                format!("{id:04}-{name}"),
-                self.config.spill_cap_bytes,
-            )
-            .redacting(&self.secrets)
-        };
-        let mut captured = if call.background {
-            collect::started_in_background(running, capture("stdout"), capture("stderr"))
-        } else {
-            let limits = Limits {
-                timeout: call.timeout,
-                kill_grace: self.config.kill_grace,
-                io_drain: self.config.io_drain,
-                detach_on_timeout: self.config.on_timeout == OnTimeout::Background && jobs_free > 0,
-                detach_leftovers: jobs_free > 0,
-            };
-            collect::wait(
-                running,
-                limits,
-                cancel,
-                progress,
-                capture("stdout"),
-                capture("stderr"),
-            )
-            .await
-        };
-        let mut notes = Vec::new();
-        let mut job = None;
-        if let Some(detached) = captured.detached.take() {
-            // Other calls may have taken the last places since collect looked.
-            match reserved.or_else(|| self.jobs.reserve(max_jobs)) {
-                Some(reservation) => job = Some((reservation, detached)),
-                None => {
-                    let leftover = detached.reason == DetachReason::Leftover;
-                    notes.push(not_a_job(max_jobs, leftover));
-                    collect::undetach(&mut captured, detached).await;
-                }
-            }
-        } else if captured.timed_out && self.config.on_timeout == OnTimeout::Background {
-            notes.push(not_a_job(max_jobs, false));
-        } else if !captured.left_running.is_empty() && max_jobs > 0 {
-            notes.push(not_a_job(max_jobs, true));
-        }
-        let guard = std::mem::replace(&mut captured.guard, GroupGuard::none());
-        let mut outcome;
-        let raw_signal;
-        match job {
-            None => {
-                (outcome, raw_signal) = outcome::assemble(&call, captured, &budget, false);
-                if outcome.left_running.is_empty() {
-                    drop(guard);
-                } else {
-                    self.leftovers
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .push(guard);
-                }
-            }
-            Some((reservation, detached)) => {
-                // The command goes on as a job: its captures go on writing into the job's
-                // files, and the call shows a frozen copy of what they held.
-                let job_id = reservation.id();
-                let (stdout_view, stdout_file) =
-                    captured.stdout.hand_over(&format!("job-{job_id}-stdout"));
-                let (stderr_view, stderr_file) =
-                    captured.stderr.hand_over(&format!("job-{job_id}-stderr"));
-                let stdout = std::mem::replace(&mut captured.stdout, stdout_view);
-                let stderr = std::mem::replace(&mut captured.stderr, stderr_view);
-                let shell_running = detached.child.is_some();
-                (outcome, raw_signal) = outcome::assemble(&call, captured, &budget, shell_running);
-                match (stdout_file, stderr_file) {
-                    (Ok(stdout_path), Ok(stderr_path)) => {
-                        // A long command's script must outlive the job that still runs it;
-                        // it stays in the session's output directory.
-                        if let Some(script) = script.take() {
-                            std::mem::forget(script);
-                        }
-                        let info = self.jobs.start(
-                            reservation,
-                            jobs::Start {
-                                command: &call.command,
-                                cwd: &call.cwd,
-                                detached,
-                                guard,
-                                stdout,
-                                stdout_path,
-                                stderr,
-                                stderr_path,
-                                kill_grace: self.config.kill_grace,
-                                // A job started with a timeout is held to it; one handed
-                                // over at its timeout, or without one, runs until killed.
-                                timeout: (call.background && request.timeout_secs.is_some())
-                                    .then_some(call.timeout),
-                            },
-                        );
-                        outcome.job_id = Some(job_id);
-                        outcome.job = Some(info);
-                    }
-                    (Err(error), _) | (_, Err(error)) => {
-                        // Without its files a job would run unseen: stop it instead.
-                        drop(guard);
-                        notes.push(format!(
-                            "the command could not go on as a background job ({error}), so it was killed"
-                        ));
-                    }
-                }
-            }
-        }
-        drop(script);
-        outcome.notes.extend(notes);
-        outcome.notes.extend(self.jobs.take_notices());
-        Ok(Finished {
-            outcome,
-            raw_signal,
-        })
-    }
-}
-
-/// Why a command (or the processes it `left` running) did not become a job.
-fn not_a_job(max_jobs: usize, left: bool) -> String {
-    let fate = if left {
-        "these processes are not a job"
-    } else {
-        "the command was stopped instead of going on as a job"
-    };
-    match max_jobs {
-        0 => format!("this session keeps no background jobs, so {fate}"),
-        max => format!("{max} background jobs are running, the most allowed, so {fate}"),
-    }
-}
-
-/// A long command's script file, removed when the call ends.
-struct ScriptFile(PathBuf);
-
-impl Drop for ScriptFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        pipeline::run(self, request, Hooks { cancel, progress }, approver).await
     }
 }
 

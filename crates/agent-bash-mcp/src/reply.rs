@@ -54,13 +54,7 @@ pub fn refusal(message: &str) -> CallToolResult {
 /// stdout as an MCP image block, when it is a whole PNG, JPEG, GIF or WebP of a sensible size.
 async fn image(outcome: &Outcome) -> Option<ContentBlock> {
     let stats = &outcome.stdout_stats;
-    let mime = match stats.binary.as_deref()? {
-        "png" => "image/png",
-        "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        _ => return None,
-    };
+    let mime = stats.binary?.image_mime()?;
     if stats.total_bytes > MAX_IMAGE_BYTES || stats.spill_capped {
         return None;
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agent_bash_core::{Approval, CancellationToken, Decision, Progress, Session, Verdict};
+use agent_bash_core::{Approval, Approver, CancellationToken, Progress, Session, Verdict, render};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -66,7 +66,7 @@ impl Server {
         let shutdown = self.shutdown.clone();
         let calls = self.calls.clone();
         let session = self.session.clone();
-        let grace = session.config().kill_grace;
+        let stop_bound = session.stop_bound();
         // EOF on the client's stream stops the commands at once, rather than after rmcp's
         // wait for in-flight responses nobody will read.
         let reader = EofCancels {
@@ -96,11 +96,11 @@ impl Server {
         };
         shutdown.cancel();
         calls.close();
-        // Calls stop their trees within the kill grace (the margin is for the kernel), while
-        // background jobs get SIGTERM and the grace to end (a dev server saving its state),
-        // then SIGKILL.
+        // Calls stop their trees within the stop bound (the kill grace, SIGKILL's settling,
+        // the drain), while background jobs get SIGTERM and the grace to end (a dev server
+        // saving its state), then SIGKILL.
         let (calls_stopped, ()) = tokio::join!(
-            tokio::time::timeout(grace + Duration::from_secs(3), calls.wait()),
+            tokio::time::timeout(stop_bound + CALL_END_MARGIN, calls.wait()),
             session.stop_all()
         );
         if calls_stopped.is_err() {
@@ -171,19 +171,10 @@ impl Server {
         arguments: Option<&rmcp::model::JsonObject>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let mut call = match args::bash(arguments) {
+        let call = match args::bash(arguments) {
             Ok(call) => call,
             Err(message) => return reply::refusal(&message),
         };
-        let verdict = self.session.check(&call.request.command);
-        if verdict.decision == Decision::Ask {
-            let asking = ask_user(&context.peer, &call.request.command, &verdict);
-            call.request.approval = tokio::select! {
-                approval = asking => approval,
-                () = context.ct.cancelled() => return reply::refusal("cancelled"),
-                () = self.shutdown.cancelled() => return reply::refusal("the server is stopping"),
-            };
-        }
         tracing::debug!(command = %call.request.command, description = ?call.description, "bash");
         let cancel = self.shutdown.child_token();
         let (progress_tx, progress_rx) = watch::channel(Progress::default());
@@ -192,9 +183,13 @@ impl Server {
             .meta
             .get_progress_token()
             .map(|token| report_progress(progress_rx, context.peer.clone(), token, done.clone()));
+        let asker = Elicitation {
+            peer: &context.peer,
+            cancel: &cancel,
+        };
         let run = self
             .session
-            .run_with(call.request, &cancel, Some(&progress_tx));
+            .run_with(call.request, &cancel, Some(&progress_tx), &asker);
         let finished = async {
             tokio::pin!(run);
             tokio::select! {
@@ -265,10 +260,29 @@ impl ServerHandler for Server {
 /// Longest the server waits for the user to answer an approval question.
 const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long past the stop bound the server waits for its calls to return at its end (their
+/// results still have to be assembled and written).
+const CALL_END_MARGIN: Duration = Duration::from_secs(1);
+
 /// Asks the user, through MCP elicitation, whether to run a command the policy wants
-/// approved. A client that cannot be asked (no elicitation capability, or a protocol that
-/// forbids requests from the server) leaves the command not approved: it is refused, with
-/// the reason and a hint.
+/// approved; the call's cancellation (the client's, or the server's end) stops the asking.
+struct Elicitation<'a> {
+    peer: &'a Peer<RoleServer>,
+    cancel: &'a CancellationToken,
+}
+
+impl Approver for Elicitation<'_> {
+    async fn approve(&self, command: &str, verdict: &Verdict) -> Approval {
+        tokio::select! {
+            approval = ask_user(self.peer, command, verdict) => approval,
+            () = self.cancel.cancelled() => Approval::NotAsked,
+        }
+    }
+}
+
+/// Asks the user, through MCP elicitation. A client that cannot be asked (no elicitation
+/// capability, or a protocol that forbids requests from the server) leaves the command not
+/// approved: it is refused, with the reason and a hint.
 async fn ask_user(peer: &Peer<RoleServer>, command: &str, verdict: &Verdict) -> Approval {
     if !peer
         .supported_elicitation_modes()
@@ -319,7 +333,7 @@ async fn report_progress(
 ) {
     while let Some(Ok(())) = done.run_until_cancelled(reports.changed()).await {
         let report = *reports.borrow_and_update();
-        let message = progress_message(&report);
+        let message = render::progress(&report);
         let notification =
             ProgressNotificationParam::new(token.clone(), report.elapsed.as_secs_f64())
                 .with_message(message);
@@ -340,10 +354,8 @@ async fn waiting_progress(context: &RequestContext<RoleServer>, job_id: u64) {
     loop {
         tick.tick().await;
         let elapsed = began.elapsed();
-        let notification =
-            ProgressNotificationParam::new(token.clone(), elapsed.as_secs_f64()).with_message(
-                format!("waiting for job {job_id} · {} s", elapsed.as_secs()),
-            );
+        let notification = ProgressNotificationParam::new(token.clone(), elapsed.as_secs_f64())
+            .with_message(render::waiting(job_id, elapsed));
         if context.peer.notify_progress(notification).await.is_err() {
             return std::future::pending().await;
         }
@@ -352,35 +364,6 @@ async fn waiting_progress(context: &RequestContext<RoleServer>, job_id: u64) {
 
 /// How often a waiting read reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
-
-/// `running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`
-pub fn progress_message(report: &Progress) -> String {
-    let lines = match report.lines {
-        1 => "1 line".to_string(),
-        n => format!("{n} lines"),
-    };
-    format!(
-        "running {} s · {lines} · stdout {} · stderr {}",
-        report.elapsed.as_secs(),
-        size(report.stdout_bytes),
-        size(report.stderr_bytes)
-    )
-}
-
-fn size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
 
 /// A reader that cancels `on_eof` when its input ends.
 struct EofCancels<R> {
@@ -408,30 +391,5 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofCancels<R> {
             _ => {}
         }
         polled
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn progress_messages_count_lines_and_bytes() {
-        let report = Progress {
-            elapsed: Duration::from_millis(12_400),
-            stdout_bytes: 1536,
-            stderr_bytes: 3 * 1024 * 1024,
-            lines: 1,
-        };
-        assert_eq!(
-            progress_message(&report),
-            "running 12 s · 1 line · stdout 1.5 KiB · stderr 3.0 MiB"
-        );
-        let report = Progress {
-            lines: 7,
-            stdout_bytes: 10,
-            ..report
-        };
-        assert!(progress_message(&report).contains("7 lines · stdout 10 B"));
     }
 }

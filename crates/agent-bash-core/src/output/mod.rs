@@ -6,27 +6,63 @@
 //! (`spill`). It never
 //! spawns, never blocks on anything but a buffered file write, and never prints.
 
-pub mod binary;
-pub mod redact;
-pub mod sanitize;
-pub mod spill;
-pub mod window;
+pub(crate) mod binary;
+mod lines;
+pub(crate) mod redact;
+pub(crate) mod sanitize;
+pub(crate) mod spill;
+pub(crate) mod window;
 
-use std::borrow::Cow;
+pub use binary::BinaryKind;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Budget, KIB};
+use lines::Lines;
 use redact::{Redactor, Secrets};
-use sanitize::{Sanitizer, TextSink};
+use sanitize::Sanitizer;
 use spill::{Spill, SpillDir};
 use window::{Share, Window};
 
 /// Most bytes of one line held in memory; a longer line streams to the spill file and
 /// only its clipped start is kept for the model.
 const LINE_HOLD_BYTES: usize = 64 * KIB;
+
+/// One of a command's two output streams.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    /// `stdout` or `stderr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+
+    /// 0 for stdout, 1 for stderr: a stream's place in a pair.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// What the model sees of one stream, and the exact counts behind it.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -43,7 +79,7 @@ pub struct StreamStats {
     /// Shown lines clipped at the line limit.
     pub clipped_lines: u64,
     /// The kind of binary data, when the stream was not text.
-    pub binary: Option<String>,
+    pub binary: Option<BinaryKind>,
     /// The file holding the whole (sanitized) stream, when anything was cut.
     pub full_output_path: Option<PathBuf>,
     /// Why the spill file could not be written, when it could not.
@@ -69,7 +105,7 @@ pub enum StreamKind {
     Undecided,
     Text,
     /// Binary data of this kind (`png`, `data`, …).
-    Binary(&'static str),
+    Binary(BinaryKind),
 }
 
 /// Where a stream is in binary detection.
@@ -78,7 +114,7 @@ enum Kind {
     /// Collecting the first bytes.
     Sniffing(Vec<u8>),
     Text,
-    Binary(&'static str),
+    Binary(BinaryKind),
 }
 
 /// The output pipeline of one stream.
@@ -98,7 +134,7 @@ pub struct Capture {
 impl Capture {
     /// A capture whose spill file, if any, is `<dir>/<file_stem>.log` (`.bin` if binary).
     pub fn new(
-        name: &'static str,
+        stream: Stream,
         budget: Budget,
         dir: Arc<SpillDir>,
         file_stem: String,
@@ -120,7 +156,7 @@ impl Capture {
                 spill,
             },
             raw_bytes: 0,
-            name,
+            name: stream.name(),
         }
     }
 
@@ -191,9 +227,9 @@ impl Capture {
     /// file): it writes nothing and names `path` as the full output.
     /// `kind`: what the job's capture decided the stream is (a part from the middle of a
     /// stream must not be sniffed on its own).
-    pub fn reading(name: &'static str, budget: Budget, path: PathBuf, kind: StreamKind) -> Capture {
+    pub fn reading(stream: Stream, budget: Budget, path: PathBuf, kind: StreamKind) -> Capture {
         let mut capture = Capture::new(
-            name,
+            stream,
             budget,
             SpillDir::new(PathBuf::new()),
             String::new(),
@@ -300,7 +336,7 @@ impl Capture {
         self.decide_with(binary::sniff);
     }
 
-    fn decide_with(&mut self, sniff: fn(&[u8]) -> Option<&'static str>) {
+    fn decide_with(&mut self, sniff: fn(&[u8]) -> Option<BinaryKind>) {
         let Kind::Sniffing(sample) = &mut self.kind else {
             return;
         };
@@ -351,7 +387,7 @@ impl Capture {
                 text: String::new(),
                 stats: StreamStats {
                     total_bytes: self.raw_bytes,
-                    binary: Some(kind.to_string()),
+                    binary: Some(kind),
                     full_output_path: spilled.path,
                     spill_error: spilled.error,
                     spill_capped: spilled.capped,
@@ -408,222 +444,6 @@ pub fn clip_marker(more_chars: usize) -> String {
     format!(" [… {more_chars} more chars]")
 }
 
-/// A line too long to hold: its clipped start and what was already spilled.
-#[derive(Clone, Debug)]
-struct Overflow {
-    shown: String,
-    chars: usize,
-    bytes: u64,
-}
-
-/// Line assembly: gives `\r` and backspace their meaning, clips long lines, and hands
-/// each finished line to the window and the spill file.
-#[derive(Debug)]
-struct Lines {
-    /// The current line, not yet written anywhere (a `\r` may still erase it).
-    line: String,
-    /// A `\r` was seen; the next text overwrites the line unless a `\n` comes first.
-    cr_pending: bool,
-    overflow: Option<Overflow>,
-    clip_chars: usize,
-    hold_bytes: usize,
-    /// Scratch space for newline positions (reused, to avoid an allocation per block).
-    newlines: Vec<usize>,
-    window: Window,
-    spill: Spill,
-}
-
-impl Lines {
-    /// Ends the current line; `newline` says whether a `\n` ended it.
-    fn end_line(&mut self, newline: bool) {
-        if let Some((shown, bytes, clipped)) =
-            pending_line(&self.line, self.overflow.as_ref(), self.clip_chars, newline)
-        {
-            self.window.push(&shown, bytes, clipped);
-        }
-        self.overflow = None;
-        if newline {
-            self.line.push('\n');
-        }
-        self.spill.write(self.line.as_bytes());
-        self.line.clear();
-        self.cr_pending = false;
-    }
-
-    /// The line outgrew what is held: keep its clipped start, spill the rest now.
-    fn spill_long_line(&mut self) {
-        let overflow = self.overflow.get_or_insert_with(|| Overflow {
-            shown: clip(&self.line, self.clip_chars).to_string(),
-            chars: 0,
-            bytes: 0,
-        });
-        overflow.chars += self.line.chars().count();
-        overflow.bytes += self.line.len() as u64;
-        self.spill.write(self.line.as_bytes());
-        self.line.clear();
-    }
-
-    fn end_of_stream(&mut self) {
-        if !self.line.is_empty() || self.overflow.is_some() {
-            self.end_line(false);
-        }
-    }
-
-    /// Adds text without newline to the current line.
-    fn partial_line(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        if self.cr_pending {
-            self.cr_pending = false;
-            if self.overflow.is_some() {
-                // Part of the line is already in the spill file and cannot be taken back:
-                // the carriage return ends it instead.
-                self.end_line(false);
-            } else {
-                self.line.clear();
-            }
-        }
-        if let Some(overflow) = &mut self.overflow {
-            // The line is already too long to hold: the rest of it streams to the spill
-            // file without a copy (a backspace can then no longer erase it).
-            overflow.chars += text.chars().count();
-            overflow.bytes += text.len() as u64;
-            self.spill.write(text.as_bytes());
-            return;
-        }
-        self.line.push_str(text);
-        if self.line.len() > self.hold_bytes {
-            self.spill_long_line();
-        }
-    }
-}
-
-impl Lines {
-    /// Pushes complete lines (separated by `\n`, without the last newline) to the window.
-    fn push_complete_lines(&mut self, lines: &str) {
-        let Some(keep) = self.window.tail_line_cap() else {
-            for line in lines.split('\n') {
-                self.push_line(line);
-            }
-            return;
-        };
-        // On a flood, most lines of a block are followed by more lines than the tail can
-        // show: find the last `keep` line starts from the end, count the lines before them
-        // in one memchr pass, and push only those `keep`.
-        self.newlines.clear();
-        self.newlines
-            .extend(memchr::memrchr_iter(b'\n', lines.as_bytes()).take(keep));
-        let mut start = 0;
-        if self.newlines.len() == keep {
-            let cut = self.newlines[keep - 1];
-            let n_skipped = memchr::memchr_iter(b'\n', &lines.as_bytes()[..cut]).count() + 1;
-            self.window.skip(n_skipped as u64, cut as u64 + 1);
-            start = cut + 1;
-            self.newlines.pop();
-        }
-        let newlines = std::mem::take(&mut self.newlines);
-        for &end in newlines.iter().rev() {
-            self.push_line(&lines[start..end]);
-            start = end + 1;
-        }
-        self.push_line(&lines[start..]);
-        self.newlines = newlines;
-    }
-
-    /// Pushes one complete line to the window.
-    fn push_line(&mut self, line: &str) {
-        let (shown, clipped) = shown_line(line, self.clip_chars);
-        self.window.push(&shown, line.len() as u64 + 1, clipped);
-    }
-}
-
-impl TextSink for Lines {
-    fn text(&mut self, text: &str) {
-        let Some(first_newline) = memchr::memchr(b'\n', text.as_bytes()) else {
-            return self.partial_line(text);
-        };
-        // The current line ends at the first newline.
-        self.partial_line(&text[..first_newline]);
-        self.end_line(true);
-        let rest = &text[first_newline + 1..];
-        // Complete lines after it need no line buffer: they are the same in the stream and
-        // in the spill file, so they go there in one write.
-        let complete = memchr::memrchr(b'\n', rest.as_bytes()).map_or(0, |last| last + 1);
-        if complete > 0 {
-            let block = &rest[..complete];
-            self.spill.write(block.as_bytes());
-            self.push_complete_lines(&block[..complete - 1]);
-        }
-        self.partial_line(&rest[complete..]);
-    }
-
-    fn newline(&mut self) {
-        self.end_line(true);
-    }
-
-    fn carriage_return(&mut self) {
-        self.cr_pending = true;
-    }
-
-    fn backspace(&mut self) {
-        if !self.cr_pending {
-            self.line.pop();
-        }
-    }
-}
-
-/// The line being assembled as the window takes it: shown text, original bytes (with the
-/// newline if `newline`), clipped. `None` if there is no line.
-fn pending_line<'a>(
-    line: &'a str,
-    overflow: Option<&Overflow>,
-    clip_chars: usize,
-    newline: bool,
-) -> Option<(Cow<'a, str>, u64, bool)> {
-    let newline_bytes = u64::from(newline);
-    match overflow {
-        Some(overflow) => {
-            let chars = overflow.chars + line.chars().count();
-            let mut shown = overflow.shown.clone();
-            shown.push_str(&clip_marker(chars.saturating_sub(clip_chars)));
-            let bytes = overflow.bytes + line.len() as u64 + newline_bytes;
-            Some((shown.into(), bytes, true))
-        }
-        None if line.is_empty() && !newline => None,
-        None => {
-            let (shown, clipped) = shown_line(line, clip_chars);
-            Some((shown, line.len() as u64 + newline_bytes, clipped))
-        }
-    }
-}
-
-/// A complete line as the model sees it, and whether it was clipped.
-fn shown_line(line: &str, clip_chars: usize) -> (Cow<'_, str>, bool) {
-    // A line of at most `clip_chars` bytes has at most that many chars.
-    if line.len() <= clip_chars {
-        return (line.into(), false);
-    }
-    let chars = line.chars().count();
-    if chars <= clip_chars {
-        return (line.into(), false);
-    }
-    let shown = format!(
-        "{}{}",
-        clip(line, clip_chars),
-        clip_marker(chars - clip_chars)
-    );
-    (shown.into(), true)
-}
-
-/// The first `max_chars` chars of `line`.
-fn clip(line: &str, max_chars: usize) -> &str {
-    match line.char_indices().nth(max_chars) {
-        Some((end, _)) => &line[..end],
-        None => line,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -640,26 +460,29 @@ mod tests {
         chunks: &[usize],
         spill_dir: &Arc<SpillDir>,
     ) -> (StreamOutput, StreamOutput) {
-        let mut captures =
-            [("stdout", stdout_input), ("stderr", stderr_input)].map(|(name, input)| {
-                let mut capture = Capture::new(
-                    name,
-                    budget,
-                    spill_dir.clone(),
-                    format!("t-{name}"),
-                    u64::MAX,
-                );
-                let mut at = 0;
-                let mut sizes = chunks.iter().cycle();
-                while at < input.len() {
-                    let size = sizes.next().copied().unwrap_or(input.len()).max(1);
-                    let end = (at + size).min(input.len());
-                    capture.feed(&input[at..end]);
-                    at = end;
-                }
-                capture.close();
-                capture
-            });
+        let mut captures = [
+            (Stream::Stdout, stdout_input),
+            (Stream::Stderr, stderr_input),
+        ]
+        .map(|(name, input)| {
+            let mut capture = Capture::new(
+                name,
+                budget,
+                spill_dir.clone(),
+                format!("t-{name}"),
+                u64::MAX,
+            );
+            let mut at = 0;
+            let mut sizes = chunks.iter().cycle();
+            while at < input.len() {
+                let size = sizes.next().copied().unwrap_or(input.len()).max(1);
+                let end = (at + size).min(input.len());
+                capture.feed(&input[at..end]);
+                at = end;
+            }
+            capture.close();
+            capture
+        });
         let [out, err] = &mut captures;
         let (out_share, err_share) = window::allocate(&budget, out.demand(), err.demand());
         let [out, err] = captures;
@@ -800,8 +623,8 @@ mod tests {
                 duration_ms: u64::MAX,
                 exit_code: Some(i32::MIN),
                 exit_hint: crate::exit::explain(141, "x"),
-                notes: vec![long.clone(); 6],
-                left_running: (0..50).map(|pid| crate::procs::ProcessInfo { pid, command: long.clone() }).collect(),
+                notes: vec![crate::outcome::Note::JobFilesFailed { error: long.clone() }; 6],
+                left_running: (0..50).map(|pid| crate::process::ProcessInfo { pid, command: long.clone() }).collect(),
                 ..crate::outcome::Outcome::default()
             };
             let rendered = crate::render::text(&outcome);
@@ -825,7 +648,7 @@ mod tests {
         stem: &str,
     ) -> Result<(StreamOutput, Vec<u8>), TestCaseError> {
         let mut capture = Capture::new(
-            "stdout",
+            Stream::Stdout,
             budget,
             spill_dir.clone(),
             format!("{stem}-call"),
@@ -905,7 +728,14 @@ mod tests {
         let env = [("DEPLOY_TOKEN", &b"tok-0123456789"[..])];
         let secrets =
             Arc::new(redact::Secrets::new(env, &config).unwrap_or_else(|err| panic!("{err}")));
-        Capture::new("stdout", budget, dir.clone(), "r-stdout".into(), u64::MAX).redacting(&secrets)
+        Capture::new(
+            Stream::Stdout,
+            budget,
+            dir.clone(),
+            "r-stdout".into(),
+            u64::MAX,
+        )
+        .redacting(&secrets)
     }
 
     #[test]

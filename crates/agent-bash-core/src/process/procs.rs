@@ -22,7 +22,7 @@ const COMMAND_CLIP_CHARS: usize = 200;
 ///
 /// # Caveats
 /// A process that left the session (`setsid` in a daemon's double fork) is not found.
-pub fn members(leader: i32) -> Vec<ProcessInfo> {
+pub(crate) fn members(leader: i32) -> Vec<ProcessInfo> {
     let mut found: Vec<ProcessInfo> = pids()
         .filter(|&pid| is_live_member(pid, leader))
         .map(|pid| ProcessInfo {
@@ -39,13 +39,13 @@ pub fn members(leader: i32) -> Vec<ProcessInfo> {
 ///
 /// # Caveats
 /// As `members`.
-pub fn any_member(leader: i32) -> Option<i32> {
+pub(crate) fn any_member(leader: i32) -> Option<i32> {
     pids().find(|&pid| is_live_member(pid, leader))
 }
 
 /// Members of the session `leader` that moved to a process group of their own
 /// (`setpgid`), so that signalling the group misses them.
-pub fn moved_members(leader: i32) -> Vec<i32> {
+pub(crate) fn moved_members(leader: i32) -> Vec<i32> {
     pids()
         .filter(|&pid| {
             // SAFETY: getpgid(2) only reads the process table.
@@ -72,7 +72,7 @@ fn pids() -> impl Iterator<Item = i32> {
 }
 
 /// True if and only if `pid` is alive, not a zombie, and in the session `leader`.
-pub fn is_live_member(pid: i32, leader: i32) -> bool {
+pub(crate) fn is_live_member(pid: i32, leader: i32) -> bool {
     // One system call rules out nearly every process of the machine; only the session's
     // members have their stat read (a zombie keeps its session id).
     if session_of(pid) != Some(leader) {

@@ -1,0 +1,327 @@
+//! The pipeline of one call, step by step. Each step is a call into its own module; this
+//! file only says in which order they run and what passes between them.
+
+use std::sync::atomic::Ordering;
+
+use crate::collect::{self, Captured, Detached, Hooks, Rest};
+use crate::config::OnTimeout;
+use crate::error::Error;
+use crate::jobs::{self, JobOrigin, Reservation};
+use crate::lock;
+use crate::outcome::{self, Note, Outcome};
+use crate::output::{Capture, Stream};
+use crate::plan::{self, Limits};
+use crate::policy::{self, Approval, Approver, Decision, Verdict};
+use crate::process::pump::Pump;
+use crate::process::spawn;
+use crate::request::{self, Call, Request};
+use crate::session::{Finished, Session};
+use crate::{audit, render};
+
+/// Runs one call: validate → check → plan → spawn → collect → assemble → record. (The
+/// last step, render, is the caller's: `render::text` of the outcome.)
+pub(crate) async fn run(
+    session: &Session,
+    request: Request,
+    hooks: Hooks<'_>,
+    approver: &impl Approver,
+) -> Result<Finished, Error> {
+    // 1. Validate: the request becomes a call (cwd resolved, timeout clamped), or an error.
+    let call = request::validate(&request, &session.root, &session.config)?;
+    // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
+    let verdict = policy::check(&session.policy, &call.command);
+    let approval = match verdict.decision {
+        Decision::Ask => approver.approve(&call.command, &verdict).await,
+        Decision::Allow | Decision::Deny => Approval::NotAsked,
+    };
+    let refused = match verdict.decision {
+        Decision::Allow => false,
+        Decision::Ask => approval != Approval::Approved,
+        Decision::Deny => true,
+    };
+    if refused {
+        return Ok(refuse(session, &call, &verdict, approval));
+    }
+    // 3. Plan: program, arguments, environment, limits (the sandbox will transform it).
+    let id = session.calls.fetch_add(1, Ordering::Relaxed) + 1;
+    let plan = plan::plan(&call, id, &session.environment())?;
+    let limits = plan.limits;
+    // A background start takes its job place first: refused rather than started.
+    let reserved = reserve_background(session, &call)?;
+    // 4. Spawn.
+    let pump = Pump::new(spawn::start(plan)?, limits.stop, limits.io_drain);
+    // 5. Collect, until the call is over (or the command is handed over to a job).
+    let [stdout, stderr] =
+        [Stream::Stdout, Stream::Stderr].map(|stream| capture(session, id, stream));
+    let captured = if limits.background {
+        collect::in_background(pump, stdout, stderr)
+    } else {
+        collect::collect(pump, &limits, hooks, stdout, stderr).await
+    };
+    // 6. Assemble the outcome; what still runs becomes a job.
+    let mut finished = assemble(session, &call, &limits, captured, reserved).await;
+    // 7. Record: the audit log, and the jobs that ended meanwhile.
+    record(session, &mut finished.outcome, &verdict, approved(approval));
+    finished.outcome.notes.extend(session.jobs.take_notices());
+    Ok(finished)
+}
+
+/// A call the policy refused: nothing runs; the result says why and what would allow it.
+fn refuse(session: &Session, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
+    let mut outcome = Outcome {
+        command: call.command.clone(),
+        cwd: call.cwd.clone(),
+        timeout_secs: call.timeout.as_secs(),
+        refused: Some(render::refusal(verdict, approval)),
+        ..Outcome::default()
+    };
+    record(session, &mut outcome, verdict, approved(approval));
+    Finished {
+        outcome,
+        raw_signal: None,
+    }
+}
+
+/// What the audit log says of an approval: `None` when nobody was asked.
+fn approved(approval: Approval) -> Option<bool> {
+    match approval {
+        Approval::NotAsked => None,
+        Approval::Approved => Some(true),
+        Approval::Declined => Some(false),
+    }
+}
+
+/// Appends the call to the audit log; a failure to is noted in the result.
+fn record(session: &Session, outcome: &mut Outcome, verdict: &Verdict, approved: Option<bool>) {
+    let path = match session.audit_path() {
+        Ok(Some(path)) => path,
+        Ok(None) => return,
+        Err(error) => {
+            outcome.notes.push(Note::AuditFailed { error });
+            return;
+        }
+    };
+    let decision = render::decision_name(verdict.decision);
+    let entry = audit::Entry::of(outcome, decision, verdict.rule.as_deref(), approved);
+    if let Err(error) = audit::append(&path, &entry) {
+        outcome.notes.push(Note::AuditFailed { error });
+    }
+}
+
+/// The job place of a background start, taken before anything spawns.
+fn reserve_background<'s>(
+    session: &'s Session,
+    call: &Call,
+) -> Result<Option<Reservation<'s>>, Error> {
+    if !call.background {
+        return Ok(None);
+    }
+    match session.config.max_jobs {
+        0 => Err(Error::NoJobs),
+        max => session
+            .jobs
+            .reserve(max)
+            .map(Some)
+            .ok_or(Error::JobLimit { running: max }),
+    }
+}
+
+/// The capture of one stream of call `id`: redacted, windowed, spilled.
+fn capture(session: &Session, id: u64, stream: Stream) -> Capture {
+    Capture::new(
+        stream,
+        session.config.budget,
+        session.spill_dir.clone(),
+        format!("{id:04}-{stream}"),
+        session.config.spill_cap_bytes,
+    )
+    .redacting(&session.secrets)
+}
+
+/// The outcome of a captured call. A command handed over becomes a job when a place is
+/// free (another call may have taken the last one since the plan); otherwise it is taken
+/// back (stopped, or its leftovers kept under the session's guard).
+async fn assemble(
+    session: &Session,
+    call: &Call,
+    limits: &Limits,
+    mut captured: Captured,
+    reserved: Option<Reservation<'_>>,
+) -> Finished {
+    let max_jobs = session.config.max_jobs;
+    let mut notes = Vec::new();
+    let reservation = match &captured.rest {
+        Rest::Detached(detached) => {
+            let leftovers = detached.origin == JobOrigin::Leftover;
+            let place = reserved.or_else(|| session.jobs.reserve(max_jobs));
+            if place.is_none() {
+                notes.push(Note::NotAJob {
+                    max_jobs,
+                    leftovers,
+                });
+                collect::take_back(&mut captured).await;
+            }
+            place
+        }
+        Rest::Gone | Rest::Leftovers(_) => {
+            // A timeout that would have become a job, had a place been free.
+            if captured.timed_out && session.config.on_timeout == OnTimeout::Background {
+                notes.push(Note::NotAJob {
+                    max_jobs,
+                    leftovers: false,
+                });
+            } else if !captured.left_running.is_empty() && max_jobs > 0 {
+                notes.push(Note::NotAJob {
+                    max_jobs,
+                    leftovers: true,
+                });
+            }
+            None
+        }
+    };
+    let mut finished = match (
+        std::mem::replace(&mut captured.rest, Rest::Gone),
+        reservation,
+    ) {
+        (Rest::Detached(detached), Some(reservation)) => {
+            into_job(session, call, limits, captured, *detached, reservation)
+        }
+        (rest, _) => {
+            if let Rest::Leftovers(guard) = rest {
+                lock(&session.leftovers).push(guard);
+            }
+            let (outcome, raw_signal) =
+                outcome::assemble(call, captured, &session.config.budget, false);
+            Finished {
+                outcome,
+                raw_signal,
+            }
+        }
+    };
+    finished.outcome.notes.extend(notes);
+    finished
+}
+
+/// The command goes on as a job: its captures go on writing into the job's files, and the
+/// call shows a frozen copy of what they held.
+fn into_job(
+    session: &Session,
+    call: &Call,
+    limits: &Limits,
+    mut captured: Captured,
+    detached: Detached,
+    reservation: Reservation<'_>,
+) -> Finished {
+    let job_id = reservation.id();
+    let (stdout_view, stdout_file) = captured.stdout.hand_over(&format!("job-{job_id}-stdout"));
+    let (stderr_view, stderr_file) = captured.stderr.hand_over(&format!("job-{job_id}-stderr"));
+    let stdout = std::mem::replace(&mut captured.stdout, stdout_view);
+    let stderr = std::mem::replace(&mut captured.stderr, stderr_view);
+    let shell_running = !detached.pump.exited();
+    let (mut outcome, raw_signal) =
+        outcome::assemble(call, captured, &session.config.budget, shell_running);
+    match (stdout_file, stderr_file) {
+        (Ok(stdout_path), Ok(stderr_path)) => {
+            let info = session.jobs.start(
+                reservation,
+                jobs::Start {
+                    command: &call.command,
+                    cwd: &call.cwd,
+                    detached,
+                    stdout,
+                    stdout_path,
+                    stderr,
+                    stderr_path,
+                    timeout: limits.job_timeout,
+                },
+            );
+            outcome.job_id = Some(job_id);
+            outcome.job = Some(info);
+        }
+        (Err(error), _) | (_, Err(error)) => {
+            // Without its files a job would run unseen: stop it instead (dropping the
+            // pump's guard kills the tree).
+            drop(detached);
+            outcome.notes.push(Note::JobFilesFailed { error });
+        }
+    }
+    Finished {
+        outcome,
+        raw_signal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::config::Config;
+    use crate::policy::{CHECKS, NoApprover};
+
+    /// Approves everything, and counts how often it was asked.
+    #[derive(Default)]
+    struct Counting {
+        asked: std::sync::atomic::AtomicU32,
+    }
+
+    impl Approver for Counting {
+        async fn approve(&self, _command: &str, verdict: &Verdict) -> Approval {
+            assert_eq!(verdict.decision, Decision::Ask);
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            Approval::Approved
+        }
+    }
+
+    fn checks() -> u64 {
+        CHECKS.with(Cell::get)
+    }
+
+    #[test]
+    fn a_call_parses_its_command_once_and_asks_once() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let config = Config {
+            spill_parent: Some(dir.path().join("out")),
+            ..Config::default()
+        };
+        let session = Session::new(dir.path(), config).expect("a session");
+        // The current-thread runtime keeps the whole call on this thread, whose parses
+        // `CHECKS` counts.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let counting = Counting::default();
+        // A command word from a variable cannot be read: the policy asks.
+        let ask = Request::new("X=echo; $X approved");
+        let before = checks();
+        let finished = runtime
+            .block_on(session.run_with(ask.clone(), &cancel, None, &counting))
+            .expect("it runs");
+        assert_eq!(checks() - before, 1, "one parse per call");
+        assert_eq!(counting.asked.load(Ordering::Relaxed), 1);
+        assert_eq!(finished.outcome.stdout, "approved");
+
+        // Nobody to ask: refused, still after one parse, and nothing ran.
+        let before = checks();
+        let refused = runtime
+            .block_on(session.run_with(ask, &cancel, None, &NoApprover))
+            .expect("a refusal is an outcome");
+        assert_eq!(checks() - before, 1);
+        let refusal = refused.outcome.refused.expect("refused");
+        assert_eq!(refusal.decision, Decision::Ask);
+        assert!(refused.outcome.stdout.is_empty());
+
+        // A plain command is allowed without asking.
+        let before = checks();
+        let plain = runtime
+            .block_on(session.run_with(Request::new("echo plain"), &cancel, None, &counting))
+            .expect("it runs");
+        assert_eq!(
+            (checks() - before, plain.outcome.stdout.as_str()),
+            (1, "plain")
+        );
+        assert_eq!(counting.asked.load(Ordering::Relaxed), 1, "not asked again");
+    }
+}

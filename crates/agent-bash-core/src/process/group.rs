@@ -1,0 +1,84 @@
+//! The guard over a command's process group: signals it, tells whether anyone in it is
+//! alive, and kills it with SIGKILL when the last owner lets go while it is armed.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use rustix::process::{Pid, Signal};
+
+use super::procs;
+
+/// Owns a process group (the command's session). Shared (`Arc`) between whoever drives the
+/// command and whoever must be able to kill it (a job's table entry).
+#[derive(Debug)]
+pub(crate) struct GroupGuard {
+    /// The group's id (the shell's pid); 0 once disarmed or for a guard over nothing.
+    leader: AtomicI32,
+    /// A live member seen by the last `alive` (0: none), checked first next time.
+    seen_member: AtomicI32,
+}
+
+impl GroupGuard {
+    /// A guard over the group led by `leader`.
+    pub(crate) fn new(leader: Option<i32>) -> GroupGuard {
+        GroupGuard {
+            leader: AtomicI32::new(leader.unwrap_or(0)),
+            seen_member: AtomicI32::new(0),
+        }
+    }
+
+    /// The group's id (the shell's pid), while armed.
+    pub(crate) fn leader(&self) -> Option<i32> {
+        Some(self.leader.load(Ordering::Relaxed)).filter(|&pid| pid > 0)
+    }
+
+    /// Sends `signal` to every process of the group, and to the processes of the
+    /// command's session that moved to a group of their own (`setpgid`: GNU `timeout`,
+    /// `set -m`), which signalling the group alone would miss.
+    pub(crate) fn signal(&self, signal: Signal) {
+        let Some(leader) = self.leader().and_then(Pid::from_raw) else {
+            return;
+        };
+        // ESRCH (the group is gone) is the outcome we want.
+        let _ = rustix::process::kill_process_group(leader, signal);
+        for pid in procs::moved_members(leader.as_raw_nonzero().get()) {
+            if let Some(pid) = Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, signal);
+            }
+        }
+    }
+
+    /// True if and only if a live (non-zombie) process remains in the command's session
+    /// (its group, or a group one of its processes moved to).
+    pub(crate) fn alive(&self) -> bool {
+        let Some(leader) = self.leader() else {
+            return false;
+        };
+        // The member found last time is most often still there (a server, a daemon): one
+        // check of it instead of a walk through /proc.
+        let seen = self.seen_member.load(Ordering::Relaxed);
+        if seen != 0 && procs::is_live_member(seen, leader) {
+            return true;
+        }
+        let found = procs::any_member(leader);
+        self.seen_member
+            .store(found.unwrap_or(0), Ordering::Relaxed);
+        found.is_some()
+    }
+
+    /// The live processes of the group, for a result that lists them.
+    pub(crate) fn members(&self) -> Vec<procs::ProcessInfo> {
+        self.leader().map(procs::members).unwrap_or_default()
+    }
+
+    /// The group is known empty (or was handed to someone else): dropping no longer
+    /// kills. Disarming matters because a process group id is a pid, and pids are reused.
+    pub(crate) fn disarm(&self) {
+        self.leader.store(0, Ordering::Relaxed);
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.signal(Signal::KILL);
+    }
+}
