@@ -493,4 +493,280 @@ mod tests {
         assert_eq!(settings.config.max_jobs, Config::default().max_jobs);
         assert!(settings.origins.is_empty());
     }
+
+    /// A valid value of `setting`: its default, with an entry added to a table.
+    fn sample(setting: &Setting) -> Value {
+        let mut value = setting.show(&Config::default());
+        if let Value::Table(entries) = &mut value {
+            entries.insert("sample".into(), Value::String("x".into()));
+        }
+        value
+    }
+
+    /// The keys `setting` records origins under: its own, or its entries'.
+    fn origin_keys(setting: &Setting) -> Vec<String> {
+        match sample(setting) {
+            Value::Table(entries) => entries
+                .keys()
+                .map(|name| format!("{}.{name}", setting.key))
+                .collect(),
+            _ => vec![setting.key.to_string()],
+        }
+    }
+
+    /// `section.leaf` → where it came from, for every `leaf = value  # source` line of an
+    /// explanation; and the sections it has.
+    fn explained(text: &str) -> (BTreeMap<String, String>, Vec<String>) {
+        let mut section = String::new();
+        let mut lines = BTreeMap::new();
+        let mut sections = Vec::new();
+        for line in text.lines() {
+            if let Some(head) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = head.to_string();
+                sections.push(section.clone());
+                continue;
+            }
+            let Some((leaf, rest)) = line.split_once(" = ") else {
+                continue;
+            };
+            let Some((_, from)) = rest.rsplit_once("  # ") else {
+                continue;
+            };
+            let key = if section.is_empty() {
+                leaf.to_string()
+            } else {
+                format!("{section}.{leaf}")
+            };
+            lines.insert(key, from.to_string());
+        }
+        (lines, sections)
+    }
+
+    #[track_caller]
+    fn every_key_came_from(settings: &Settings, source: &dyn Fn(&Setting) -> Source) {
+        let (lines, _) = explained(&settings.explain());
+        for setting in SETTINGS {
+            for key in origin_keys(setting) {
+                let expected = source(setting);
+                assert_eq!(
+                    settings.origins.get(&key),
+                    Some(&vec![expected.clone()]),
+                    "{key}"
+                );
+                assert_eq!(lines.get(&key), Some(&expected.to_string()), "{key}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_setting_can_be_set_by_a_file_and_by_its_variable_and_is_explained() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let text: String = SETTINGS
+            .iter()
+            .map(|setting| format!("{} = {}\n", setting.key, sample(setting)))
+            .collect();
+        let project = write(dir.path(), PROJECT_FILE, &text);
+        let sources = Sources {
+            no_user_file: true,
+            ..Sources::default()
+        };
+        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}\n{text}"));
+        every_key_came_from(&settings, &|_| Source::ProjectFile(project.clone()));
+        assert_eq!(settings.config.env_set, [("sample".into(), "x".into())]);
+
+        std::fs::remove_file(&project).unwrap_or_else(|err| panic!("{err}"));
+        let env = SETTINGS
+            .iter()
+            .map(|setting| {
+                let text = match sample(setting) {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                (env_name(setting.key), text)
+            })
+            .collect();
+        let sources = Sources {
+            no_user_file: true,
+            env,
+            ..Sources::default()
+        };
+        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}"));
+        every_key_came_from(&settings, &|setting| Source::Env(env_name(setting.key)));
+        assert_eq!(settings.config.env_set, [("sample".into(), "x".into())]);
+    }
+
+    #[test]
+    fn the_defaults_listing_shows_every_setting() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let sources = Sources {
+            no_user_file: true,
+            ..Sources::default()
+        };
+        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}"));
+        let explanation = settings.explain();
+        let (lines, sections) = explained(&explanation);
+        for setting in SETTINGS {
+            if setting.kind == Kind::Table {
+                assert!(sections.iter().any(|s| s == setting.key), "{explanation}");
+            } else {
+                let from = lines.get(setting.key).map(String::as_str);
+                assert_eq!(from, Some("default"), "{}: {explanation}", setting.key);
+            }
+        }
+        assert!(
+            explanation.contains("[env.set]\n# (no entries)  # default"),
+            "{explanation}"
+        );
+        assert!(explanation.contains("rm-root (on)"), "{explanation}");
+    }
+
+    fn env_error(vars: &[(&str, &str)]) -> Result<Settings, String> {
+        let dir = tempfile::tempdir().map_err(|err| err.to_string())?;
+        let sources = Sources {
+            no_user_file: true,
+            env: vars
+                .iter()
+                .map(|(name, value)| ((*name).to_string(), (*value).to_string()))
+                .collect(),
+            ..Sources::default()
+        };
+        load(dir.path(), &sources).map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn an_unknown_variable_is_an_error_naming_the_closest_setting() {
+        for (typed, meant) in [
+            ("AGENT_BASH_TIMEOUT", "AGENT_BASH_TIMEOUT_SECS"),
+            ("AGENT_BASH_MAXJOBS", "AGENT_BASH_MAX_JOBS"),
+            ("AGENT_BASH_BUDGET_LINES", "AGENT_BASH_OUTPUT_BUDGET_LINES"),
+            ("AGENT_BASH_SECRET_MODE", "AGENT_BASH_SECRETS_MODE"),
+        ] {
+            let err = env_error(&[(typed, "5")]).err().unwrap_or_default();
+            assert!(
+                err.contains(&format!("environment variable {typed}: unknown setting"))
+                    && err.contains(&format!("did you mean {meant} (")),
+                "{typed}: {err}"
+            );
+        }
+        let err = env_error(&[("AGENT_BASH_ZZZZZZZZ", "1")])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            err.contains("AGENT_BASH_ZZZZZZZZ") && !err.contains("did you mean"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_harness_variables_and_agent_bash_itself_are_not_settings() {
+        let mut vars: Vec<(&str, &str)> = NON_SETTING_VARS
+            .iter()
+            .map(|name| (*name, "/some/path"))
+            .collect();
+        vars.push(("AGENT_BASH", "1"));
+        vars.push(("PATH", "/bin"));
+        let settings = env_error(&vars).unwrap_or_else(|err| panic!("{err}"));
+        assert!(settings.origins.is_empty(), "{:?}", settings.origins);
+    }
+
+    fn load_in(dir: &Path, user: &Path, env: &[(&str, &str)]) -> String {
+        let sources = Sources {
+            user_file: Some(user.to_path_buf()),
+            env: env
+                .iter()
+                .map(|(name, value)| ((*name).to_string(), (*value).to_string()))
+                .collect(),
+            ..Sources::default()
+        };
+        load(dir, &sources)
+            .err()
+            .map(|err| err.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_error_about_values_names_exactly_the_layers_that_set_them() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let user = write(
+            dir.path(),
+            "user.toml",
+            "timeout_secs = 30\n[output]\nbudget_bytes = 100000\nline_clip_chars = 4000\n",
+        );
+        let project = write(dir.path(), PROJECT_FILE, "[output]\nhead_percent = 101\n");
+        let err = load_in(dir.path(), &user, &[]);
+        assert!(
+            err.contains(&format!(
+                "head_percent: must be at most 90 (output.head_percent set by project file {})",
+                project.display()
+            )) && !err.contains("user.toml"),
+            "{err}"
+        );
+        // A variable beats the file, and is then the one named.
+        let err = load_in(
+            dir.path(),
+            &user,
+            &[("AGENT_BASH_OUTPUT_HEAD_PERCENT", "95")],
+        );
+        assert!(
+            err.contains("(output.head_percent set by environment AGENT_BASH_OUTPUT_HEAD_PERCENT)"),
+            "{err}"
+        );
+        // Values that only fail together: each is named with its own layer, and no other.
+        write(dir.path(), PROJECT_FILE, "[output]\nbudget_bytes = 30000\n");
+        let err = load_in(dir.path(), &user, &[]);
+        assert!(
+            err.contains(&format!(
+                "(output.budget_bytes set by project file {}; output.line_clip_chars set by user \
+                 file {})",
+                project.display(),
+                user.display()
+            )) && !err.contains("head_percent"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn each_file_is_checked_on_its_own_with_the_line_of_the_mistake() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let user = write(
+            dir.path(),
+            "user.toml",
+            "[[policy.rules]]\nname = \"a\"\ndecision = \"deny\"\ncommand = \"x *\"\n\n\
+             [[policy.rules]]\nname = \"b\"\ndecision = \"deny\"\ncommand = \"y *\"\nwhen = 1\n",
+        );
+        write(dir.path(), PROJECT_FILE, "[output]\nbudget_lines = 100\n");
+        let err = load_in(dir.path(), &user, &[]);
+        assert!(
+            err.contains("user.toml: line 10: policy.rules: unknown field `when`"),
+            "{err}"
+        );
+        let user = write(
+            dir.path(),
+            "user.toml",
+            "[secrets.patterns]\nticket = \"CORP-[0-9]{8}\"\nbroken = \"(\"\n",
+        );
+        let err = load_in(dir.path(), &user, &[]);
+        assert!(
+            err.contains("user.toml: line 3: secrets.patterns.broken: regex parse error"),
+            "{err}"
+        );
+        let user = write(dir.path(), "user.toml", "[output]\nbudgt_lines = 10\n");
+        let err = load_in(dir.path(), &user, &[]);
+        assert!(
+            err.contains(
+                "user.toml: line 2: unknown field `budgt_lines` in [output] (did you mean \
+                 `budget_lines`?)"
+            ),
+            "{err}"
+        );
+        let err = load_in(
+            dir.path(),
+            &write(dir.path(), "user.toml", ""),
+            &[("AGENT_BASH_ENV_SET", "A=1")],
+        );
+        assert!(
+            err.contains("environment AGENT_BASH_ENV_SET: not a TOML inline table"),
+            "{err}"
+        );
+    }
 }
