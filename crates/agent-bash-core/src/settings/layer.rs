@@ -182,7 +182,7 @@ pub fn from_env(vars: &[(String, String)]) -> Result<Vec<Layer>, Error> {
         };
         let source = Source::Env(name.clone());
         let value = env_value(text, found.kind)
-            .map_err(|problem| Error::config(&source.to_string(), problem.message))?;
+            .map_err(|problem| Error::config(&what(&source), problem.message))?;
         layers.push(single(found, value, source)?);
     }
     Ok(layers)
@@ -205,7 +205,7 @@ fn unknown_variable(name: &str) -> Error {
             |near| format!("; did you mean {} ({})?", env_name(near.key), near.doc),
         );
     Error::config(
-        &format!("environment variable {name}"),
+        &what(&Source::Env(name.to_string())),
         format!(
             "unknown setting{hint} Every {ENV_PREFIX}* variable must set one: the key \
              upper-cased, `.` as `_` (`agent-bash config` lists the keys); only {} are not \
@@ -266,11 +266,19 @@ pub fn from_flags(flags: &[(String, Value)]) -> Result<Vec<Layer>, Error> {
 fn single(setting: &'static Setting, value: Value, source: Source) -> Result<Layer, Error> {
     setting
         .apply(&mut Config::default(), Raw::Plain(value.clone()))
-        .map_err(|problem| Error::config(&source.to_string(), problem.message))?;
+        .map_err(|problem| Error::config(&what(&source), problem.message))?;
     Ok(Layer {
         source,
         values: vec![(setting, value)],
     })
+}
+
+/// A variable or flag, as an error names it.
+fn what(source: &Source) -> String {
+    match source {
+        Source::Env(name) => format!("environment variable {name}"),
+        other => other.to_string(),
+    }
 }
 
 /// Where `setting` is in [`SETTINGS`].

@@ -765,7 +765,7 @@ mod tests {
             &[("AGENT_BASH_ENV_SET", "A=1")],
         );
         assert!(
-            err.contains("environment AGENT_BASH_ENV_SET: not a TOML inline table"),
+            err.contains("environment variable AGENT_BASH_ENV_SET: not a TOML inline table"),
             "{err}"
         );
     }
