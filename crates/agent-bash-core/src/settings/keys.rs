@@ -1,0 +1,474 @@
+//! Every setting, declared once: its dotted key, how layers combine it, how a TOML value
+//! becomes its `Config` field (range checks included), how its default is shown, and what it
+//! is for. The file reader, the environment variables, the merge, the provenance of errors
+//! and `Settings::explain` all work from [`SETTINGS`]; adding a setting is adding an entry.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::de::{DeserializeOwned, IntoDeserializer as _};
+use toml::de::DeValue;
+use toml::{Spanned, Value};
+
+use crate::config::{Config, OnTimeout, SecretsMode};
+use crate::error::Error;
+use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
+use crate::policy::decision_name;
+use agent_bash_policy::{Decision, Policy};
+
+/// How the values of several layers combine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A later layer replaces the value.
+    Scalar,
+    /// A later layer appends its items.
+    List,
+    /// Entries (`env.set.NAME`) merge one by one; a later layer replaces an entry.
+    Table,
+}
+
+/// Sets the `Config` field from a value, checking it (on the config built so far).
+pub type Apply = fn(&mut Config, Raw<'_>) -> Result<(), Problem>;
+/// The value of the field, as a settings file would write it.
+pub type Show = fn(&Config) -> Value;
+
+/// One setting.
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    /// The dotted key: `timeout_secs`, `output.budget_bytes`.
+    pub key: &'static str,
+    pub kind: Kind,
+    /// What it is for, in one line.
+    pub doc: &'static str,
+    apply: Apply,
+    show: Show,
+    /// The names `Config::validate` gives this field in its errors.
+    checked_as: &'static [&'static str],
+}
+
+impl Setting {
+    const fn new(
+        key: &'static str,
+        kind: Kind,
+        doc: &'static str,
+        apply: Apply,
+        show: Show,
+    ) -> Self {
+        Setting {
+            key,
+            kind,
+            doc,
+            apply,
+            show,
+            checked_as: &[],
+        }
+    }
+
+    const fn checked_as(mut self, names: &'static [&'static str]) -> Self {
+        self.checked_as = names;
+        self
+    }
+
+    /// Sets this setting's field of `config` from `value`.
+    ///
+    /// # Errors
+    /// A `Problem` for a value of the wrong type or out of range.
+    pub fn apply(&self, config: &mut Config, value: Raw<'_>) -> Result<(), Problem> {
+        (self.apply)(config, value).map_err(|problem| problem.in_key(self.key))
+    }
+
+    /// This setting's value in `config`, as a settings file would write it.
+    pub fn show(&self, config: &Config) -> Value {
+        (self.show)(config)
+    }
+
+    /// Whether an error of `Config::validate` about `name` is about this setting.
+    pub fn checked_as_name(&self, name: &str) -> bool {
+        self.checked_as.contains(&name)
+    }
+}
+
+/// A value as a layer holds it: parsed from a file (with its place in the text), or plain.
+pub enum Raw<'i> {
+    Plain(Value),
+    Parsed(Spanned<DeValue<'i>>),
+}
+
+impl Raw<'_> {
+    /// The value as a `T`.
+    fn get<T: DeserializeOwned>(self) -> Result<T, Problem> {
+        let value = match self {
+            Raw::Plain(value) => T::deserialize(value),
+            Raw::Parsed(value) => T::deserialize(value.into_deserializer()),
+        };
+        value.map_err(Problem::from)
+    }
+
+    /// The value as one of the `choices`, by name.
+    fn choose<T: Copy>(self, choices: &[(&str, T)]) -> Result<T, Problem> {
+        let name: String = self.get()?;
+        choices
+            .iter()
+            .find(|(choice, _)| *choice == name)
+            .map(|(_, value)| *value)
+            .ok_or_else(|| {
+                let names: Vec<String> = choices.iter().map(|(n, _)| format!("`{n}`")).collect();
+                Problem::new(format!(
+                    "unknown variant `{name}`, expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// What is wrong with a value, and where in its file when that is known.
+#[derive(Debug)]
+pub struct Problem {
+    pub message: String,
+    pub span: Option<Range<usize>>,
+}
+
+impl Problem {
+    pub fn new(message: impl Into<String>) -> Problem {
+        Problem {
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// The problem, said to be about `key` (unless it names a part of it already:
+    /// `secrets.patterns.NAME`).
+    pub fn in_key(self, key: &str) -> Problem {
+        if self
+            .message
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with(['.', ':']))
+        {
+            return self;
+        }
+        Problem {
+            message: format!("{key}: {}", self.message),
+            span: self.span,
+        }
+    }
+}
+
+impl From<toml::de::Error> for Problem {
+    fn from(err: toml::de::Error) -> Problem {
+        Problem {
+            message: err.message().trim_end().to_string(),
+            span: err.span(),
+        }
+    }
+}
+
+impl From<Error> for Problem {
+    fn from(err: Error) -> Problem {
+        match err {
+            Error::Config { key, reason } => Problem::new(format!("{key}: {reason}")),
+            other => Problem::new(other.to_string()),
+        }
+    }
+}
+
+const ON_TIMEOUT: &[(&str, OnTimeout)] = &[
+    ("background", OnTimeout::Background),
+    ("kill", OnTimeout::Kill),
+];
+
+const SECRETS_MODE: &[(&str, SecretsMode)] = &[
+    ("redact", SecretsMode::Redact),
+    ("remove", SecretsMode::Remove),
+    ("pass", SecretsMode::Pass),
+];
+
+use Kind::{List, Scalar, Table as Entries};
+
+/// Every setting, in the order `agent-bash config` shows them (and applies them: a check
+/// that reads another field, like the policy's, comes after the fields it reads).
+pub const SETTINGS: &[Setting] = &[
+    Setting::new(
+        "timeout_secs",
+        Scalar,
+        "timeout of a call that names none, in seconds (at least 1)",
+        |c, v| seconds(v).map(|secs| c.default_timeout = secs),
+        |c| int(c.default_timeout.as_secs()),
+    )
+    .checked_as(&["timeout"]),
+    Setting::new(
+        "max_timeout_secs",
+        Scalar,
+        "longest timeout a call may ask for, in seconds (longer ones are clamped)",
+        |c, v| seconds(v).map(|secs| c.max_timeout = secs),
+        |c| int(c.max_timeout.as_secs()),
+    )
+    .checked_as(&["timeout"]),
+    Setting::new(
+        "kill_grace_ms",
+        Scalar,
+        "time between SIGTERM and SIGKILL when a process tree is stopped, in milliseconds",
+        |c, v| v.get().map(|ms| c.kill_grace = Duration::from_millis(ms)),
+        |c| int(c.kill_grace.as_millis()),
+    ),
+    Setting::new(
+        "on_timeout",
+        Scalar,
+        "what a timeout does to a running command: `background` or `kill`",
+        |c, v| v.choose(ON_TIMEOUT).map(|action| c.on_timeout = action),
+        |c| name_of(c.on_timeout, ON_TIMEOUT),
+    ),
+    Setting::new(
+        "max_jobs",
+        Scalar,
+        "most background jobs running at once (0: the session keeps none)",
+        |c, v| v.get().map(|max| c.max_jobs = max),
+        |c| int(c.max_jobs),
+    ),
+    Setting::new(
+        "max_wait_secs",
+        Scalar,
+        "longest wait of a read of a job's output, in seconds",
+        |c, v| v.get().map(|secs| c.max_wait = Duration::from_secs(secs)),
+        |c| int(c.max_wait.as_secs()),
+    ),
+    Setting::new(
+        "bash",
+        Scalar,
+        "the bash to run (by default the first `bash` on the PATH)",
+        |c, v| v.get().map(|path| c.bash = Some(path)),
+        |c| path_or(c.bash.as_ref(), || "bash (from PATH)".into()),
+    ),
+    Setting::new(
+        "max_command_bytes",
+        Scalar,
+        "longest command accepted, in bytes",
+        |c, v| v.get().map(|bytes| c.max_command_bytes = bytes),
+        |c| int(c.max_command_bytes),
+    )
+    .checked_as(&["max_command_bytes"]),
+    Setting::new(
+        "output.budget_bytes",
+        Scalar,
+        "most bytes of output (both streams) the model sees for one call",
+        |c, v| v.get().map(|bytes| c.budget.bytes = bytes),
+        |c| int(c.budget.bytes),
+    )
+    .checked_as(&["budget bytes"]),
+    Setting::new(
+        "output.budget_lines",
+        Scalar,
+        "most lines of output (both streams) the model sees for one call",
+        |c, v| v.get().map(|lines| c.budget.lines = lines),
+        |c| int(c.budget.lines),
+    )
+    .checked_as(&["budget lines"]),
+    Setting::new(
+        "output.head_percent",
+        Scalar,
+        "share of a cut stream's budget given to its head, in percent (at most 90)",
+        |c, v| v.get().map(|percent| c.budget.head_percent = percent),
+        |c| int(c.budget.head_percent),
+    )
+    .checked_as(&["head_percent", "budget bytes"]),
+    Setting::new(
+        "output.line_clip_chars",
+        Scalar,
+        "longer lines are clipped to this many chars (the spill file keeps them whole)",
+        |c, v| v.get().map(|chars| c.budget.line_clip_chars = chars),
+        |c| int(c.budget.line_clip_chars),
+    )
+    .checked_as(&["line_clip_chars", "budget bytes"]),
+    Setting::new(
+        "output.spill_cap_bytes",
+        Scalar,
+        "most bytes one stream's spill file may hold",
+        |c, v| v.get().map(|bytes| c.spill_cap_bytes = bytes),
+        |c| int(c.spill_cap_bytes),
+    ),
+    Setting::new(
+        "output.spill_dir",
+        Scalar,
+        "where the session's output directory is created",
+        |c, v| v.get().map(|dir| c.spill_parent = Some(dir)),
+        |c| {
+            path_or(c.spill_parent.as_ref(), || {
+                std::env::temp_dir()
+                    .join("agent-bash")
+                    .display()
+                    .to_string()
+            })
+        },
+    ),
+    Setting::new(
+        "env.remove",
+        List,
+        "variables taken out of every command's environment",
+        |c, v| v.get().map(|names| c.env_remove = names),
+        |c| strings(&c.env_remove),
+    ),
+    Setting::new(
+        "env.set",
+        Entries,
+        "variables set for every command, by name",
+        |c, v| {
+            v.get()
+                .map(|vars: BTreeMap<_, _>| c.env_set = vars.into_iter().collect())
+        },
+        |c| pairs(&c.env_set),
+    ),
+    Setting::new(
+        "secrets.mode",
+        Scalar,
+        "`redact` secrets in the output, `remove` secret variables too, or `pass`",
+        |c, v| v.choose(SECRETS_MODE).map(|mode| c.secrets.mode = mode),
+        |c| name_of(c.secrets.mode, SECRETS_MODE),
+    ),
+    Setting::new(
+        "secrets.names",
+        List,
+        "more name shapes of secret variables (`*` wildcards, any case)",
+        |c, v| v.get().map(|names| c.secrets.names = names),
+        |c| strings(&c.secrets.names),
+    ),
+    Setting::new(
+        "secrets.ignore_names",
+        List,
+        "name shapes of variables that are never secret",
+        |c, v| v.get().map(|names| c.secrets.ignore_names = names),
+        |c| strings(&c.secrets.ignore_names),
+    ),
+    Setting::new(
+        "secrets.min_length",
+        Scalar,
+        "shorter values of secret variables are not redacted",
+        |c, v| v.get().map(|length| c.secrets.min_length = length),
+        |c| int(c.secrets.min_length),
+    ),
+    Setting::new(
+        "secrets.patterns",
+        Entries,
+        "token patterns by name; a built-in name replaces that pattern (empty: off)",
+        |c, v| {
+            let patterns: BTreeMap<_, _> = v.get()?;
+            c.secrets.patterns = patterns.into_iter().collect();
+            // Compiled here, so that a bad pattern is reported against its layer.
+            Secrets::new([], &c.secrets)
+                .map(drop)
+                .map_err(Problem::from)
+        },
+        |c| {
+            let mut shown = pairs(&c.secrets.patterns);
+            if let Value::Table(patterns) = &mut shown {
+                for (name, pattern) in BUILTIN_PATTERNS {
+                    let pattern = Value::String((*pattern).to_string());
+                    patterns.entry(*name).or_insert(pattern);
+                }
+            }
+            shown
+        },
+    ),
+    Setting::new(
+        "policy.default",
+        Scalar,
+        "the decision on a command no rule matches: `allow`, `ask` or `deny`",
+        |c, v| v.get().map(|decision| c.policy.default = Some(decision)),
+        |c| Value::String(decision_name(c.policy.default.unwrap_or(Decision::Allow)).into()),
+    ),
+    Setting::new(
+        "policy.unknown",
+        Scalar,
+        "the decision on a command that cannot be read as plain commands",
+        |c, v| v.get().map(|decision| c.policy.unknown = Some(decision)),
+        |c| Value::String(decision_name(c.policy.unknown.unwrap_or(Decision::Ask)).into()),
+    ),
+    Setting::new(
+        "policy.disable",
+        List,
+        "built-in policy rules switched off, by name",
+        |c, v| {
+            c.policy.disable = v.get()?;
+            policy_holds(c)
+        },
+        |c| strings(&c.policy.disable),
+    ),
+    Setting::new(
+        "policy.rules",
+        List,
+        "the user's policy rules, `[[policy.rules]]` (their examples are checked)",
+        |c, v| {
+            c.policy.rules = v.get()?;
+            policy_holds(c)
+        },
+        // None by default; the built-in rules are listed apart. (Rules a layer sets are
+        // shown as it wrote them.)
+        |_| Value::Array(Vec::new()),
+    ),
+    Setting::new(
+        "audit.enabled",
+        Scalar,
+        "whether every call is recorded in the audit log",
+        |c, v| v.get().map(|enabled| c.audit.enabled = enabled),
+        |c| Value::Boolean(c.audit.enabled),
+    ),
+    Setting::new(
+        "audit.path",
+        Scalar,
+        "the audit log's file",
+        |c, v| v.get().map(|path: PathBuf| c.audit.path = Some(path)),
+        |c| {
+            path_or(c.audit.path.as_ref(), || {
+                "audit.jsonl in the session's output directory".into()
+            })
+        },
+    ),
+];
+
+/// The setting of a dotted key.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|setting| setting.key == key)
+}
+
+/// A number of seconds that must be at least 1.
+fn seconds(value: Raw<'_>) -> Result<Duration, Problem> {
+    match value.get()? {
+        0 => Err(Problem::new("must be at least 1")),
+        secs => Ok(Duration::from_secs(secs)),
+    }
+}
+
+/// The user's rules must compile and their examples hold; disabled names must exist.
+fn policy_holds(config: &Config) -> Result<(), Problem> {
+    Policy::new(&config.policy)
+        .map(drop)
+        .map_err(|err| Problem::new(err.to_string()))
+}
+
+fn int(number: impl TryInto<i64>) -> Value {
+    Value::Integer(number.try_into().unwrap_or(i64::MAX))
+}
+
+fn strings(items: &[String]) -> Value {
+    Value::Array(items.iter().cloned().map(Value::String).collect())
+}
+
+fn pairs(entries: &[(String, String)]) -> Value {
+    let table = entries
+        .iter()
+        .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+        .collect();
+    Value::Table(table)
+}
+
+fn name_of<T: PartialEq>(value: T, choices: &[(&str, T)]) -> Value {
+    let name = choices
+        .iter()
+        .find(|(_, choice)| *choice == value)
+        .map_or("", |(name, _)| name);
+    Value::String(name.to_string())
+}
+
+fn path_or(path: Option<&PathBuf>, otherwise: impl FnOnce() -> String) -> Value {
+    Value::String(path.map_or_else(otherwise, |path| path.display().to_string()))
+}
