@@ -15,7 +15,7 @@ use toml::{Spanned, Value};
 use crate::config::{Config, OnTimeout, SecretsMode};
 use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
-use crate::policy::decision_name;
+use crate::render::decision_name;
 use agent_bash_policy::{Decision, Policy};
 
 /// How the values of several layers combine.
