@@ -312,7 +312,7 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
     };
     // The descriptions name the limits, so they follow the settings of that root.
     let config = settings(&root, None, Vec::new())?.config;
-    let definitions = agent_bash_mcp::tools::definitions(format, &root, &config);
+    let definitions = agent_bash_mcp::definitions(format, &root, &config);
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", serde_json::to_string_pretty(&definitions)?)?;
     Ok(ExitCode::SUCCESS)

@@ -12,7 +12,7 @@ use crate::outcome::Outcome;
 
 /// One line of the log.
 #[derive(Debug, Serialize)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// When the call ended, UTC (`2026-11-23T10:04:05.123Z`).
     pub time: String,
     pub command: &'a str,
@@ -37,7 +37,7 @@ pub struct Entry<'a> {
 
 impl<'a> Entry<'a> {
     /// The entry of a finished (or refused) call.
-    pub fn of(
+    pub(crate) fn of(
         outcome: &'a Outcome,
         decision: &'a str,
         rule: Option<&'a str>,
@@ -65,7 +65,7 @@ impl<'a> Entry<'a> {
 ///
 /// # Errors
 /// Why the line could not be written.
-pub fn append(path: &Path, entry: &Entry<'_>) -> Result<(), String> {
+pub(crate) fn append(path: &Path, entry: &Entry<'_>) -> Result<(), String> {
     let mut line = serde_json::to_vec(entry).map_err(|err| err.to_string())?;
     line.push(b'\n');
     if let Some(dir) = path.parent() {
@@ -81,7 +81,7 @@ pub fn append(path: &Path, entry: &Entry<'_>) -> Result<(), String> {
 }
 
 /// The default log file of a session whose output directory is `dir`.
-pub fn default_path(dir: &Path) -> PathBuf {
+pub(crate) fn default_path(dir: &Path) -> PathBuf {
     dir.join("audit.jsonl")
 }
 

@@ -6,7 +6,7 @@
 //! controlling terminal (setsid), so programs that open /dev/tty get ENXIO.
 
 /// Variables set for every command, in this order, over the inherited environment.
-pub fn noninteractive(failing_program: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn noninteractive(failing_program: &str) -> Vec<(&'static str, String)> {
     let fixed: [(&'static str, &str); 16] = [
         ("PAGER", "cat"),
         ("GIT_PAGER", "cat"),

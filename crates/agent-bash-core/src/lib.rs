@@ -35,6 +35,9 @@
 //! # }
 //! ```
 
+#![deny(unreachable_pub)]
+#![warn(missing_docs)]
+
 mod audit;
 mod collect;
 mod config;

@@ -8,7 +8,7 @@ use agent_bash_core::Request;
 use serde_json::{Map, Value};
 
 /// The arguments `bash` accepts; anything else is refused (a typo must not go unnoticed).
-pub const BASH_ARGUMENTS: [&str; 5] = [
+pub(crate) const BASH_ARGUMENTS: [&str; 5] = [
     "command",
     "timeout_secs",
     "cwd",
@@ -16,13 +16,13 @@ pub const BASH_ARGUMENTS: [&str; 5] = [
     "description",
 ];
 /// The arguments of `bash_output`.
-pub const OUTPUT_ARGUMENTS: [&str; 3] = ["job_id", "wait_secs", "pattern"];
+pub(crate) const OUTPUT_ARGUMENTS: [&str; 3] = ["job_id", "wait_secs", "pattern"];
 /// The arguments of `bash_kill`.
-pub const KILL_ARGUMENTS: [&str; 2] = ["job_id", "signal"];
+pub(crate) const KILL_ARGUMENTS: [&str; 2] = ["job_id", "signal"];
 
 /// A `bash` call as the model asked for it.
 #[derive(Debug, PartialEq)]
-pub struct BashCall {
+pub(crate) struct BashCall {
     pub request: Request,
     /// What the model said the command is for (logged, not run).
     pub description: Option<String>,
@@ -30,7 +30,7 @@ pub struct BashCall {
 
 /// A `bash_output` call.
 #[derive(Debug, PartialEq)]
-pub struct OutputCall {
+pub(crate) struct OutputCall {
     pub job_id: u64,
     pub wait_secs: u64,
     pub pattern: Option<String>,
@@ -38,19 +38,19 @@ pub struct OutputCall {
 
 /// A `bash_kill` call.
 #[derive(Debug, PartialEq)]
-pub struct KillCall {
+pub(crate) struct KillCall {
     pub job_id: u64,
     pub signal: Option<String>,
 }
 
 /// A pattern without `wait_secs` waits this long for its line.
-pub const PATTERN_WAIT_SECS: u64 = 30;
+pub(crate) const PATTERN_WAIT_SECS: u64 = 30;
 
 /// Reads the arguments of a `bash` call.
 ///
 /// # Errors
 /// A message for the model naming the argument and what it should be.
-pub fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> {
+pub(crate) fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> {
     let args = Args::new("bash", arguments, &BASH_ARGUMENTS)?;
     let command = match args.get("command") {
         Some(Value::String(command)) => command.clone(),
@@ -80,7 +80,7 @@ pub fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, String> 
 ///
 /// # Errors
 /// A message for the model naming the argument and what it should be.
-pub fn output(arguments: Option<&Map<String, Value>>) -> Result<OutputCall, String> {
+pub(crate) fn output(arguments: Option<&Map<String, Value>>) -> Result<OutputCall, String> {
     let args = Args::new("bash_output", arguments, &OUTPUT_ARGUMENTS)?;
     let pattern = args.string("pattern")?;
     let default_wait = if pattern.is_some() {
@@ -99,7 +99,7 @@ pub fn output(arguments: Option<&Map<String, Value>>) -> Result<OutputCall, Stri
 ///
 /// # Errors
 /// A message for the model naming the argument and what it should be.
-pub fn kill(arguments: Option<&Map<String, Value>>) -> Result<KillCall, String> {
+pub(crate) fn kill(arguments: Option<&Map<String, Value>>) -> Result<KillCall, String> {
     let args = Args::new("bash_kill", arguments, &KILL_ARGUMENTS)?;
     Ok(KillCall {
         job_id: args.job_id()?,
@@ -111,7 +111,7 @@ pub fn kill(arguments: Option<&Map<String, Value>>) -> Result<KillCall, String> 
 ///
 /// # Errors
 /// A message naming the unexpected argument.
-pub fn jobs(arguments: Option<&Map<String, Value>>) -> Result<(), String> {
+pub(crate) fn jobs(arguments: Option<&Map<String, Value>>) -> Result<(), String> {
     Args::new("bash_jobs", arguments, &[]).map(|_| ())
 }
 

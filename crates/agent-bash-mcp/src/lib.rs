@@ -20,11 +20,13 @@
 //! # }
 //! ```
 
-pub mod args;
-pub mod reply;
-pub mod server;
-pub mod tools;
+#![deny(unreachable_pub)]
+
+mod args;
+mod reply;
+mod server;
+mod tools;
 
 pub use rmcp;
 pub use server::Server;
-pub use tools::Format;
+pub use tools::{Format, definitions};

@@ -7,10 +7,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 
 /// Images larger than this stay in their file: a model gains little from a bigger one, and
 /// base64 makes it a third larger again in the client's context.
-pub const MAX_IMAGE_BYTES: u64 = 4 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The answer for a command that ran: `isError` unless it exited 0 on its own.
-pub async fn outcome(outcome: &Outcome) -> CallToolResult {
+pub(crate) async fn outcome(outcome: &Outcome) -> CallToolResult {
     let mut content = vec![ContentBlock::text(render::text(outcome))];
     if let Some(image) = image(outcome).await {
         content.push(image);
@@ -27,7 +27,7 @@ pub async fn outcome(outcome: &Outcome) -> CallToolResult {
 /// The answer to `bash_output` or `bash_kill`: the job's new output and status. Reading
 /// a job that failed is not an error of the read; `isError` is for reads that could not
 /// be done (an unknown job, a bad pattern).
-pub fn job_output(read: Result<JobOutput, Error>) -> CallToolResult {
+pub(crate) fn job_output(read: Result<JobOutput, Error>) -> CallToolResult {
     match read {
         Ok(output) => {
             let mut result =
@@ -40,14 +40,14 @@ pub fn job_output(read: Result<JobOutput, Error>) -> CallToolResult {
 }
 
 /// The answer to `bash_jobs`.
-pub fn job_list(list: &JobList) -> CallToolResult {
+pub(crate) fn job_list(list: &JobList) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(render::job_list(list))]);
     result.structured_content = serde_json::to_value(list).ok();
     result
 }
 
 /// The answer for a call that could not run: the reason, and what to fix.
-pub fn refusal(message: &str) -> CallToolResult {
+pub(crate) fn refusal(message: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!("error: {message}"))])
 }
 

@@ -9,14 +9,14 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 /// The tools' names: part of the contract with every harness.
-pub const BASH: &str = "bash";
-pub const OUTPUT: &str = "bash_output";
-pub const KILL: &str = "bash_kill";
-pub const JOBS: &str = "bash_jobs";
+pub(crate) const BASH: &str = "bash";
+pub(crate) const OUTPUT: &str = "bash_output";
+pub(crate) const KILL: &str = "bash_kill";
+pub(crate) const JOBS: &str = "bash_jobs";
 
 /// The description of `bash`, written for the model: every word of it is paid for on every
 /// request, so it says only what changes how a model should call the tool.
-pub fn bash_description(root: &Path, config: &Config) -> String {
+pub(crate) fn bash_description(root: &Path, config: &Config) -> String {
     let budget = config.budget;
     let jobs = config.max_jobs > 0;
     let at_timeout = if jobs && config.on_timeout == OnTimeout::Background {
@@ -51,7 +51,7 @@ pub fn bash_description(root: &Path, config: &Config) -> String {
 }
 
 /// The JSON schema of `bash`'s arguments (what `args::bash` accepts).
-pub fn bash_input_schema(config: &Config) -> JsonObject {
+pub(crate) fn bash_input_schema(config: &Config) -> JsonObject {
     let schema = json!({
         "type": "object",
         "properties": {
@@ -88,7 +88,7 @@ pub fn bash_input_schema(config: &Config) -> JsonObject {
 }
 
 /// The JSON schema of `bash_output`'s arguments.
-pub fn output_input_schema(config: &Config) -> JsonObject {
+pub(crate) fn output_input_schema(config: &Config) -> JsonObject {
     object(json!({
         "type": "object",
         "properties": {
@@ -113,7 +113,7 @@ pub fn output_input_schema(config: &Config) -> JsonObject {
 }
 
 /// The JSON schema of `bash_kill`'s arguments.
-pub fn kill_input_schema() -> JsonObject {
+pub(crate) fn kill_input_schema() -> JsonObject {
     object(json!({
         "type": "object",
         "properties": {
@@ -136,7 +136,7 @@ fn object(value: Value) -> JsonObject {
 }
 
 /// Every tool this server offers, in MCP form.
-pub fn all(root: &Path, config: &Config) -> Vec<Tool> {
+pub(crate) fn all(root: &Path, config: &Config) -> Vec<Tool> {
     let bash = Tool::new(
         BASH,
         bash_description(root, config),

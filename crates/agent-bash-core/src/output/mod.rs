@@ -440,7 +440,7 @@ fn omission_marker(name: &str, lines: u64, bytes: u64, spilled: &spill::SpillRes
 }
 
 /// The text clipped lines end with, standing for the rest of the line.
-pub fn clip_marker(more_chars: usize) -> String {
+pub(crate) fn clip_marker(more_chars: usize) -> String {
     format!(" [… {more_chars} more chars]")
 }
 

@@ -25,7 +25,7 @@ use crate::config::{KIB, SecretsConfig, SecretsMode};
 use crate::error::Error;
 
 /// Most bytes held back waiting for a line's end (beyond the longest secret).
-pub const MAX_HOLD_BYTES: usize = 64 * KIB;
+pub(crate) const MAX_HOLD_BYTES: usize = 64 * KIB;
 
 /// A line being written that ends with this many bytes of a secret value or more is taken
 /// to be printing it (`Redactor::preview`).
@@ -36,7 +36,7 @@ const MAX_SECRET_BYTES: usize = 64 * KIB;
 
 /// The built-in token shapes: (name, regex). A setting of the same name replaces one; an
 /// empty regex switches it off.
-pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_PATTERNS: &[(&str, &str)] = &[
     (
         "github_token",
         r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)",
@@ -55,7 +55,7 @@ pub const BUILTIN_PATTERNS: &[(&str, &str)] = &[
 ];
 
 /// Name shapes of secret variables (upper-cased names; `*` is any run of characters).
-pub const SECRET_NAMES: &[&str] = &[
+pub(crate) const SECRET_NAMES: &[&str] = &[
     "*_KEY",
     "*TOKEN*",
     "*SECRET*",
@@ -232,7 +232,7 @@ impl Secrets {
 }
 
 /// True if `name` looks like it holds a secret under `config`.
-pub fn is_secret_name(name: &str, config: &SecretsConfig) -> bool {
+pub(crate) fn is_secret_name(name: &str, config: &SecretsConfig) -> bool {
     let upper = name.to_ascii_uppercase();
     let matches = |shape: &String| glob(&shape.to_ascii_uppercase(), &upper);
     if config.ignore_names.iter().any(matches) {
@@ -292,7 +292,7 @@ fn escape_bytes(bytes: &[u8]) -> String {
 
 /// The redaction stage of one stream.
 #[derive(Debug)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     secrets: Arc<Secrets>,
     /// Bytes read but not yet passed on (after the first `passed`).
     pending: Vec<u8>,
@@ -303,7 +303,7 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    pub fn new(secrets: Arc<Secrets>) -> Redactor {
+    pub(crate) fn new(secrets: Arc<Secrets>) -> Redactor {
         Redactor {
             secrets,
             pending: Vec::new(),
@@ -314,7 +314,7 @@ impl Redactor {
 
     /// Takes the next chunk; returns what can be passed on now, secrets replaced. Output
     /// without secrets is passed on without a copy.
-    pub fn feed<'a>(&'a mut self, bytes: &'a [u8]) -> &'a [u8] {
+    pub(crate) fn feed<'a>(&'a mut self, bytes: &'a [u8]) -> &'a [u8] {
         self.pending.drain(..std::mem::take(&mut self.passed));
         if self.pending.is_empty() {
             let hold = self.secrets.hold_point(bytes);
@@ -341,7 +341,7 @@ impl Redactor {
     }
 
     /// The end of the stream: everything held back, secrets replaced.
-    pub fn finish(&mut self) -> &[u8] {
+    pub(crate) fn finish(&mut self) -> &[u8] {
         self.pending.drain(..std::mem::take(&mut self.passed));
         self.out.clear();
         let pending = std::mem::take(&mut self.pending);
@@ -352,7 +352,7 @@ impl Redactor {
     /// What `finish` would pass on, without ending the stream (for a call whose command
     /// goes on as a job: its result shows the line being written). A secret value that is
     /// only partly written yet is replaced too.
-    pub fn preview(&self) -> Vec<u8> {
+    pub(crate) fn preview(&self) -> Vec<u8> {
         let mut out = self.secrets.redact(&self.pending[self.passed..]);
         let partial = self
             .secrets

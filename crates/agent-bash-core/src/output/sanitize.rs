@@ -12,7 +12,7 @@
 //! plain-text path is a vectorised scan. Never allocates.
 
 /// Receives the sanitized stream.
-pub trait TextSink {
+pub(crate) trait TextSink {
     /// Printable text: no control characters except `\t` and `\n` (line feeds).
     fn text(&mut self, text: &str);
     /// A line feed met inside an escape sequence (terminals act on it there too).
@@ -51,7 +51,7 @@ const REPLACEMENT: &str = "\u{FFFD}";
 
 /// The streaming sanitizer. One per stream.
 #[derive(Clone, Debug)]
-pub struct Sanitizer {
+pub(crate) struct Sanitizer {
     state: State,
     /// The start of a UTF-8 character cut off by the end of the previous chunk.
     carry: [u8; 4],
@@ -65,7 +65,7 @@ impl Default for Sanitizer {
 }
 
 impl Sanitizer {
-    pub fn new() -> Sanitizer {
+    pub(crate) fn new() -> Sanitizer {
         Sanitizer {
             state: State::Ground,
             carry: [0; 4],
@@ -74,7 +74,7 @@ impl Sanitizer {
     }
 
     /// Processes the next chunk of the stream.
-    pub fn feed(&mut self, bytes: &[u8], sink: &mut impl TextSink) {
+    pub(crate) fn feed(&mut self, bytes: &[u8], sink: &mut impl TextSink) {
         let mut at = 0;
         if self.carry_len > 0 {
             at = self.finish_carried_char(bytes, sink);
@@ -88,7 +88,7 @@ impl Sanitizer {
     }
 
     /// Ends the stream: a character still cut off becomes U+FFFD.
-    pub fn finish(&mut self, sink: &mut impl TextSink) {
+    pub(crate) fn finish(&mut self, sink: &mut impl TextSink) {
         if self.carry_len > 0 {
             self.carry_len = 0;
             sink.text(REPLACEMENT);

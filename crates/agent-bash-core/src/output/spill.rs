@@ -61,7 +61,7 @@ impl SpillDir {
 
 /// Where a stream's output goes when the model cannot see all of it.
 #[derive(Debug)]
-pub struct Spill {
+pub(crate) struct Spill {
     dir: Arc<SpillDir>,
     file_name: String,
     /// Output not yet written, while no file is open.
@@ -89,7 +89,12 @@ pub struct SpillResult {
 }
 
 impl Spill {
-    pub fn new(dir: Arc<SpillDir>, file_name: String, pending_limit: usize, cap: u64) -> Spill {
+    pub(crate) fn new(
+        dir: Arc<SpillDir>,
+        file_name: String,
+        pending_limit: usize,
+        cap: u64,
+    ) -> Spill {
         Spill {
             dir,
             file_name,
@@ -105,14 +110,14 @@ impl Spill {
     }
 
     /// A spill for output that is already kept in `path`: writes nothing, names `path`.
-    pub fn external(path: PathBuf) -> Spill {
+    pub(crate) fn external(path: PathBuf) -> Spill {
         let mut spill = Spill::new(SpillDir::new(PathBuf::new()), String::new(), 0, 0);
         spill.external = Some(path);
         spill
     }
 
     /// A spill that could not be kept: writes nothing, reports `error`.
-    pub fn failed(error: String) -> Spill {
+    pub(crate) fn failed(error: String) -> Spill {
         let mut spill = Spill::new(SpillDir::new(PathBuf::new()), String::new(), 0, 0);
         spill.error = Some(error);
         spill
@@ -120,7 +125,7 @@ impl Spill {
 
     /// Creates the file now (even if nothing is written yet) and writes through from now
     /// on. Returns its path, or why it cannot be created.
-    pub fn open_now(&mut self) -> Result<PathBuf, String> {
+    pub(crate) fn open_now(&mut self) -> Result<PathBuf, String> {
         self.pending_limit = 0;
         if self.file.is_none() && self.error.is_none() {
             self.open();
@@ -134,7 +139,7 @@ impl Spill {
 
     /// What went wrong so far, if anything: why the file cannot be written, or that it
     /// stopped at the cap.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         if let Some(error) = &self.error {
             return Some(error.clone());
         }
@@ -147,7 +152,7 @@ impl Spill {
     }
 
     /// Pushes buffered output to the file, so that readers of the file see it.
-    pub fn flush(&mut self) {
+    pub(crate) fn flush(&mut self) {
         if let Some((path, file)) = &mut self.file
             && let Err(err) = file.flush()
         {
@@ -157,14 +162,14 @@ impl Spill {
     }
 
     /// The file name without its extension.
-    pub fn stem(&self) -> &str {
+    pub(crate) fn stem(&self) -> &str {
         self.file_name
             .rsplit_once('.')
             .map_or(self.file_name.as_str(), |(stem, _)| stem)
     }
 
     /// Changes the file name; only before the file is opened.
-    pub fn rename(&mut self, file_name: String) {
+    pub(crate) fn rename(&mut self, file_name: String) {
         if self.file.is_none() {
             self.file_name = file_name;
         }
@@ -172,7 +177,7 @@ impl Spill {
 
     /// Changes the file name, moving the file on disk if it is open already (writes go
     /// on through the open descriptor). If the move fails, the file keeps its name.
-    pub fn move_to(&mut self, file_name: String) {
+    pub(crate) fn move_to(&mut self, file_name: String) {
         match &mut self.file {
             None => self.file_name = file_name,
             Some((path, _)) => {
@@ -186,7 +191,7 @@ impl Spill {
     }
 
     /// Appends output.
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         if self.error.is_some() || self.external.is_some() {
             return;
         }
@@ -247,7 +252,7 @@ impl Spill {
 
     /// Ends the stream: writes the file if `keep` (something was cut) or if it is already
     /// open, and says where it is.
-    pub fn finish(mut self, keep: bool) -> SpillResult {
+    pub(crate) fn finish(mut self, keep: bool) -> SpillResult {
         if let Some(path) = self.external.take() {
             return SpillResult {
                 path: Some(path),

@@ -32,7 +32,7 @@ impl LineMeta {
 
 /// Head and rolling tail of one stream.
 #[derive(Clone, Debug)]
-pub struct Window {
+pub(crate) struct Window {
     budget: Budget,
     head_text: String,
     head: Vec<LineMeta>,
@@ -56,7 +56,7 @@ pub struct Share {
 
 /// What the model sees of one stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct View {
+pub(crate) struct View {
     /// The head lines, each followed by `\n`.
     pub head: String,
     /// The tail lines, each followed by `\n`; empty when nothing was cut.
@@ -69,13 +69,13 @@ pub struct View {
 
 impl View {
     /// True if and only if something of the stream is not shown in full.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.omitted_lines > 0 || self.clipped_lines > 0
     }
 }
 
 impl Window {
-    pub fn new(budget: Budget) -> Window {
+    pub(crate) fn new(budget: Budget) -> Window {
         Window {
             budget,
             head_text: String::new(),
@@ -101,7 +101,7 @@ impl Window {
 
     /// Adds one line. `shown` is the line as the model would see it (clipped), without
     /// newline; `original_bytes` is what the line took in the stream, newline included.
-    pub fn push(&mut self, shown: &str, original_bytes: u64, clipped: bool) {
+    pub(crate) fn push(&mut self, shown: &str, original_bytes: u64, clipped: bool) {
         let line = LineMeta {
             shown_len: shown.len(),
             original_bytes,
@@ -141,14 +141,14 @@ impl Window {
 
     /// Once the head is closed: the most lines the tail could ever show. Of a run of new
     /// lines, all but this many last ones can go to `skip` instead of `push`.
-    pub fn tail_line_cap(&self) -> Option<usize> {
+    pub(crate) fn tail_line_cap(&self) -> Option<usize> {
         (!self.head_open).then(|| self.budget.lines.saturating_sub(self.head.len()).max(1))
     }
 
     /// Counts `lines` lines of `bytes` bytes (newlines included) that arrived after the
     /// tail and are followed by at least `tail_line_cap` more lines: neither they nor the
     /// current tail can ever be shown. Only valid while `tail_line_cap` is `Some`.
-    pub fn skip(&mut self, lines: u64, bytes: u64) {
+    pub(crate) fn skip(&mut self, lines: u64, bytes: u64) {
         debug_assert!(!self.head_open);
         self.total_lines += lines;
         self.total_bytes += bytes;
@@ -158,16 +158,16 @@ impl Window {
         self.tail_bytes = 0;
     }
 
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         self.total_bytes
     }
 
-    pub fn total_lines(&self) -> u64 {
+    pub(crate) fn total_lines(&self) -> u64 {
         self.total_lines
     }
 
     /// What the stream would cost shown in full, or `None` if it is already known not to fit.
-    pub fn demand(&self) -> Option<Share> {
+    pub(crate) fn demand(&self) -> Option<Share> {
         (!self.dropped).then(|| Share {
             bytes: self.head_bytes + self.tail_bytes,
             lines: self.head.len() + self.tail.len(),
@@ -176,7 +176,7 @@ impl Window {
 
     /// Picks the lines to show within `share`: all of them when they fit, else a head of
     /// the head share and a tail of the rest, the last line always included.
-    pub fn view(&mut self, share: Share) -> View {
+    pub(crate) fn view(&mut self, share: Share) -> View {
         let mut view = View::default();
         if let Some(demand) = self.demand()
             && demand.bytes <= share.bytes
@@ -274,7 +274,11 @@ fn push_lines(out: &mut String, text: &str, lines: &[LineMeta]) {
 
 /// Splits the call's budget between the streams: each gets what it needs when both fit;
 /// otherwise the smaller gets at most half and the larger the rest.
-pub fn allocate(budget: &Budget, stdout: Option<Share>, stderr: Option<Share>) -> (Share, Share) {
+pub(crate) fn allocate(
+    budget: &Budget,
+    stdout: Option<Share>,
+    stderr: Option<Share>,
+) -> (Share, Share) {
     let split = |total: usize, a: Option<usize>, b: Option<usize>| -> (usize, usize) {
         match (a, b) {
             (Some(a), Some(b)) if a + b <= total => (a, b),

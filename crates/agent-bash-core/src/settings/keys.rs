@@ -30,9 +30,9 @@ pub enum Kind {
 }
 
 /// Sets the `Config` field from a value, checking it (on the config built so far).
-pub type Apply = fn(&mut Config, Raw<'_>) -> Result<(), Problem>;
+pub(super) type Apply = fn(&mut Config, Raw<'_>) -> Result<(), Problem>;
 /// The value of the field, as a settings file would write it.
-pub type Show = fn(&Config) -> Value;
+pub(super) type Show = fn(&Config) -> Value;
 
 /// One setting.
 #[derive(Clone, Copy, Debug)]
@@ -426,7 +426,7 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// The setting of a dotted key.
-pub fn setting(key: &str) -> Option<&'static Setting> {
+pub(super) fn setting(key: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|setting| setting.key == key)
 }
 

@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::error::Error;
 
 /// The values one source sets, each checked, in the order of [`SETTINGS`].
-pub struct Layer {
+pub(super) struct Layer {
     pub source: Source,
     pub values: Vec<(&'static Setting, Value)>,
 }
@@ -28,7 +28,7 @@ struct Found<'i> {
 }
 
 /// Reads and checks one settings file.
-pub fn read_file(path: &Path, source: Source) -> Result<Layer, Error> {
+pub(super) fn read_file(path: &Path, source: Source) -> Result<Layer, Error> {
     let fail = |reason: String| Error::ConfigFile {
         path: path.to_path_buf(),
         reason,
@@ -168,7 +168,7 @@ fn children(prefix: &str) -> impl Iterator<Item = &'static str> {
 }
 
 /// The `AGENT_BASH_*` variables of `vars`, one layer each, in their order.
-pub fn from_env(vars: &[(String, String)]) -> Result<Vec<Layer>, Error> {
+pub(super) fn from_env(vars: &[(String, String)]) -> Result<Vec<Layer>, Error> {
     let mut layers = Vec::new();
     for (name, text) in vars {
         if !name.starts_with(ENV_PREFIX) || NON_SETTING_VARS.contains(&name.as_str()) {
@@ -248,7 +248,7 @@ fn env_value(text: &str, kind: Kind) -> Result<Value, Problem> {
 }
 
 /// The command-line flags, one layer each.
-pub fn from_flags(flags: &[(String, Value)]) -> Result<Vec<Layer>, Error> {
+pub(super) fn from_flags(flags: &[(String, Value)]) -> Result<Vec<Layer>, Error> {
     flags
         .iter()
         .map(|(key, value)| {
@@ -282,7 +282,7 @@ fn what(source: &Source) -> String {
 }
 
 /// Where `setting` is in [`SETTINGS`].
-pub fn position(setting: &Setting) -> usize {
+pub(super) fn position(setting: &Setting) -> usize {
     SETTINGS
         .iter()
         .position(|known| known.key == setting.key)
@@ -291,7 +291,10 @@ pub fn position(setting: &Setting) -> usize {
 
 /// The candidate `typed` most likely meant: one it starts, one containing it, else one a
 /// few edits away.
-pub fn closest<'a>(typed: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(super) fn closest<'a>(
+    typed: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Option<&'a str> {
     let typed_lower = typed.to_ascii_lowercase();
     if typed_lower.is_empty() {
         return None;
