@@ -33,6 +33,10 @@ pub(crate) struct Entry<'a> {
     /// Bytes of output both streams gave (after redaction).
     pub output_bytes: u64,
     pub job_id: Option<u64>,
+    /// Why agent-bash itself could not run the command (a failure of the tool, not of the
+    /// command), when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl<'a> Entry<'a> {
@@ -57,6 +61,7 @@ impl<'a> Entry<'a> {
             duration_ms: outcome.duration_ms,
             output_bytes: outcome.stdout_stats.total_bytes + outcome.stderr_stats.total_bytes,
             job_id: outcome.job_id,
+            error: None,
         }
     }
 }

@@ -42,12 +42,29 @@ pub(crate) async fn run(
     if refused {
         return Ok(refuse(session, &call, &verdict, approval));
     }
+    let result = execute(session, &call, hooks).await;
+    // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
+    match result {
+        Ok(mut finished) => {
+            record(session, &mut finished.outcome, &verdict, approved(approval));
+            finished.outcome.notes.extend(session.jobs.take_notices());
+            Ok(finished)
+        }
+        Err(error) => {
+            record_failure(session, &call, &verdict, approved(approval), &error);
+            Err(error)
+        }
+    }
+}
+
+/// Steps 3 to 6 of an allowed call.
+async fn execute(session: &Session, call: &Call, hooks: Hooks<'_>) -> Result<Finished, Error> {
     // 3. Plan: program, arguments, environment, limits (the sandbox will transform it).
     let id = session.calls.fetch_add(1, Ordering::Relaxed) + 1;
-    let plan = plan::plan(&call, id, &session.environment())?;
+    let plan = plan::plan(call, id, &session.environment())?;
     let limits = plan.limits;
     // A background start takes its job place first: refused rather than started.
-    let reserved = reserve_background(session, &call)?;
+    let reserved = reserve_background(session, call)?;
     // 4. Spawn.
     let pump = Pump::new(spawn::start(plan)?, limits.stop, limits.io_drain);
     // 5. Collect, until the call is over (or the command is handed over to a job).
@@ -59,11 +76,7 @@ pub(crate) async fn run(
         collect::collect(pump, &limits, hooks, stdout, stderr).await
     };
     // 6. Assemble the outcome; what still runs becomes a job.
-    let mut finished = assemble(session, &call, &limits, captured, reserved).await;
-    // 7. Record: the audit log, and the jobs that ended meanwhile.
-    record(session, &mut finished.outcome, &verdict, approved(approval));
-    finished.outcome.notes.extend(session.jobs.take_notices());
-    Ok(finished)
+    Ok(assemble(session, call, &limits, captured, reserved).await)
 }
 
 /// A call the policy refused: nothing runs; the result says why and what would allow it.
@@ -105,6 +118,30 @@ fn record(session: &Session, outcome: &mut Outcome, verdict: &Verdict, approved:
     let entry = audit::Entry::of(outcome, decision, verdict.rule.as_deref(), approved);
     if let Err(error) = audit::append(&path, &entry) {
         outcome.notes.push(Note::AuditFailed { error });
+    }
+}
+
+/// Appends a call the tool could not run to the audit log (nothing ran).
+fn record_failure(
+    session: &Session,
+    call: &Call,
+    verdict: &Verdict,
+    approved: Option<bool>,
+    error: &Error,
+) {
+    let outcome = Outcome {
+        command: call.command.clone(),
+        cwd: call.cwd.clone(),
+        timeout_secs: call.timeout.as_secs(),
+        ..Outcome::default()
+    };
+    if let Ok(Some(path)) = session.audit_path() {
+        let decision = render::decision_name(verdict.decision);
+        let mut entry = audit::Entry::of(&outcome, decision, verdict.rule.as_deref(), approved);
+        entry.ran = false;
+        entry.error = Some(error.to_string());
+        // The caller gets the error itself; a log that cannot be written adds nothing to it.
+        let _ = audit::append(&path, &entry);
     }
 }
 
@@ -323,5 +360,33 @@ mod tests {
             (1, "plain")
         );
         assert_eq!(counting.asked.load(Ordering::Relaxed), 1, "not asked again");
+    }
+
+    #[test]
+    fn a_call_the_tool_cannot_run_is_still_audited() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let log = dir.path().join("audit.jsonl");
+        let mut config = Config {
+            max_jobs: 0,
+            ..Config::default()
+        };
+        config.audit.path = Some(log.clone());
+        let session = Session::new(dir.path(), config).expect("a session");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let started = runtime.block_on(session.run(Request::new("sleep 1").background()));
+        assert!(matches!(started, Err(Error::NoJobs)), "{started:?}");
+        let text = std::fs::read_to_string(&log).expect("the log");
+        let line: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON line");
+        assert_eq!(line["command"], "sleep 1");
+        assert_eq!(line["ran"], false);
+        assert!(
+            line["error"]
+                .as_str()
+                .is_some_and(|error| error.contains("keeps no background jobs")),
+            "{line}"
+        );
     }
 }
