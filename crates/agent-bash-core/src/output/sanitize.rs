@@ -1,4 +1,4 @@
-//! Output stage 1: turn a raw byte stream into plain text, as the bytes arrive.
+//! Sanitizing: turn a raw (already redacted) byte stream into plain text, as the bytes arrive.
 //!
 //! Strips ANSI/ECMA-48 control sequences (CSI, OSC ended by BEL or ST, DCS/SOS/PM/APC
 //! strings, other ESC sequences, and their 8-bit C1 forms), drops C0 controls except `\t`

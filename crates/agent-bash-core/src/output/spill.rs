@@ -1,4 +1,4 @@
-//! Output stage 3: the spill file, where everything the model does not see is kept.
+//! The spill file, where everything the model does not see is kept.
 //!
 //! Output is held in memory until it outgrows the budget (then the file is opened and the
 //! rest streams into it) or the call ends; at the end the file is written only if something

@@ -1,4 +1,4 @@
-//! Output stage 2: the model's view of a stream, a head and a tail with exact counts.
+//! The window: the model's view of a stream, a head and a tail with exact counts.
 //!
 //! Lines arrive one at a time, already sanitized and clipped. The window keeps the first
 //! lines (up to the head share of the budget) and a rolling tail (up to the rest), and
