@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use crate::clip;
 use crate::collect::Progress;
 use crate::jobs::{JobInfo, JobList, JobOutput, JobStatus};
 use crate::outcome::{Note, Outcome};
@@ -516,14 +517,6 @@ fn binary_notice(name: &str, stats: &StreamStats) -> Option<String> {
         "[{name}: binary output: {} bytes ({kind}); {location}]",
         stats.total_bytes
     ))
-}
-
-/// `text` cut to at most `max_chars` characters.
-pub(crate) fn clip(text: &str, max_chars: usize) -> &str {
-    match text.char_indices().nth(max_chars) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
 }
 
 /// The first line of `text`, cut to `max_chars`, with `…` when anything was left out.

@@ -7,6 +7,7 @@ use super::clip_marker;
 use super::sanitize::TextSink;
 use super::spill::Spill;
 use super::window::Window;
+use crate::clip;
 
 /// A line too long to hold: its clipped start and what was already spilled.
 #[derive(Clone, Debug)]
@@ -214,12 +215,4 @@ pub(super) fn shown_line(line: &str, clip_chars: usize) -> (Cow<'_, str>, bool) 
         clip_marker(chars - clip_chars)
     );
     (shown.into(), true)
-}
-
-/// The first `max_chars` chars of `line`.
-pub(super) fn clip(line: &str, max_chars: usize) -> &str {
-    match line.char_indices().nth(max_chars) {
-        Some((end, _)) => &line[..end],
-        None => line,
-    }
 }

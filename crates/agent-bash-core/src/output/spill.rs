@@ -36,10 +36,7 @@ impl SpillDir {
     /// # Errors
     /// The reason, as text, if it could not be created (the same on every later call).
     pub fn path(&self) -> Result<PathBuf, String> {
-        let mut dir = self
-            .dir
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut dir = crate::lock(&self.dir);
         dir.get_or_insert_with(|| {
             std::fs::create_dir_all(&self.parent)
                 .and_then(|()| {

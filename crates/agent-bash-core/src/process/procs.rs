@@ -94,9 +94,9 @@ fn command_line(pid: i32) -> String {
     let mut command = String::from_utf8_lossy(&raw).replace('\0', " ");
     let trimmed = command.trim_end().len();
     command.truncate(trimmed);
-    if let Some((cut, _)) = command.char_indices().nth(COMMAND_CLIP_CHARS) {
-        command.truncate(cut);
-        command.push('…');
+    let shown = crate::clip(&command, COMMAND_CLIP_CHARS);
+    if shown.len() < command.len() {
+        return format!("{shown}…");
     }
     command
 }
