@@ -483,3 +483,35 @@ impl Job {
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_hold_places_under_the_limit_and_ids_are_never_reused() {
+        let jobs = Jobs::default();
+        let first = jobs.reserve(2).expect("a first place");
+        let second = jobs.reserve(2).expect("a second place");
+        assert!(jobs.reserve(2).is_none(), "two of two taken");
+        assert_eq!((first.id(), second.id()), (1, 2));
+        drop(first);
+        let third = jobs.reserve(2).expect("a place given back");
+        assert_eq!(third.id(), 3, "ids are new even when a place is reused");
+        assert!(jobs.reserve(0).is_none());
+        drop((second, third));
+        assert_eq!(jobs.starting.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn an_unknown_job_names_the_known_ones() {
+        let jobs = Jobs::default();
+        let error = jobs.get(7).err().map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("no job 7 in this session; it has none")
+        );
+        assert!(jobs.list().jobs.is_empty());
+        assert!(jobs.take_notices().is_empty());
+    }
+}

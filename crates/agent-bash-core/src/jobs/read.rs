@@ -270,3 +270,71 @@ fn scan_lines(
     *position = consumed;
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(content: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("job-1-stdout.log");
+        std::fs::write(&path, content).expect("written");
+        (dir, path)
+    }
+
+    #[test]
+    fn a_running_job_is_read_up_to_its_last_complete_line() {
+        let (_dir, path) = file(b"one\ntwo\nthr");
+        let len = 11;
+        assert_eq!(
+            line_end(&path, 0, len, true),
+            8,
+            "the line being written waits"
+        );
+        assert_eq!(
+            line_end(&path, 8, len, true),
+            8,
+            "nothing complete past the cursor"
+        );
+        assert_eq!(
+            line_end(&path, 0, len, false),
+            len,
+            "an ended job is read whole"
+        );
+        assert_eq!(line_end(&path, 4, 4, true), 4);
+        // A line longer than any shown line is read whole even without its end.
+        let long = vec![b'x'; LONGEST_LINE + 10];
+        let (_dir, path) = file(&long);
+        assert_eq!(
+            line_end(&path, 0, long.len() as u64, true),
+            long.len() as u64
+        );
+    }
+
+    #[test]
+    fn a_pattern_scan_moves_past_the_lines_it_read_and_stops_at_a_match() {
+        let (_dir, path) = file(b"starting\nlistening on 8080\nready\npartial ready");
+        let regex = regex::bytes::Regex::new("listening on [0-9]+").expect("a regex");
+        let mut position = 0;
+        assert!(scan_lines(&path, &mut position, 46, &regex, false));
+        assert_eq!(position, 27, "just past the matching line");
+        let ready = regex::bytes::Regex::new("^partial").expect("a regex");
+        assert!(
+            !scan_lines(&path, &mut position, 46, &ready, false),
+            "an unfinished line"
+        );
+        assert_eq!(
+            position, 33,
+            "past `ready`, not into the line being written"
+        );
+        assert!(
+            scan_lines(&path, &mut position, 46, &ready, true),
+            "the job's last line"
+        );
+        assert_eq!(position, 46);
+        assert!(
+            !scan_lines(&path, &mut position, 46, &ready, true),
+            "nothing new"
+        );
+    }
+}
