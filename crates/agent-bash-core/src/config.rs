@@ -57,6 +57,7 @@ pub struct Config {
 /// The audit log: one JSON line per call, refused ones included.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditConfig {
+    /// Whether calls are recorded at all.
     pub enabled: bool,
     /// The file lines are appended to. `None`: `audit.jsonl` in the session's output
     /// directory.
@@ -75,6 +76,7 @@ impl Default for AuditConfig {
 /// What happens to secrets: values of secret-named variables and token-shaped text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SecretsConfig {
+    /// What is done with secret-named variables and their values.
     pub mode: SecretsMode,
     /// More name shapes of secret variables (`*` wildcards, case-insensitive), besides the
     /// built-in ones (`output::redact::SECRET_NAMES`).

@@ -58,7 +58,10 @@ pub(crate) enum AuditLog {
 /// A finished call, with the raw signal number for callers that mimic a shell's status.
 #[derive(Clone, Debug)]
 pub struct Finished {
+    /// The call's outcome, as `Session::run` returns it.
     pub outcome: Outcome,
+    /// The number of the signal that killed the shell (9 for `SIGKILL`); `None` when it
+    /// exited, has no status yet (a job), or was not run. See `Outcome::shell_status`.
     pub raw_signal: Option<i32>,
 }
 
@@ -140,10 +143,12 @@ impl Session {
         })
     }
 
+    /// The session's root directory, absolute: requests' relative `cwd`s start from it.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The configuration the session was made with.
     pub fn config(&self) -> &Config {
         &self.config
     }

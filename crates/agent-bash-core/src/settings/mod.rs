@@ -43,11 +43,17 @@ pub const NON_SETTING_VARS: &[&str] = &["AGENT_BASH_BIN", "AGENT_BASH_FX"];
 /// One source of settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// The built-in default (`Config::default()`).
     Default,
+    /// The user file at this path.
     UserFile(PathBuf),
+    /// The project file at this path (`PROJECT_FILE` in the session root).
     ProjectFile(PathBuf),
+    /// The file named on the command line (`Sources::config_file`).
     ConfigFile(PathBuf),
+    /// The environment variable of this name.
     Env(String),
+    /// The command-line flag of this name, without its `--` (`output-budget-lines`).
     Flag(String),
 }
 
@@ -82,6 +88,7 @@ pub struct Sources {
 /// The effective settings: the engine's `Config` and, for each key, the layers it came from.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// The defaults with every layer applied, checked with `Config::validate`.
     pub config: Config,
     /// Dotted key → the sources that set it (several for lists), in layer order. A table's
     /// entries have keys of their own (`env.set.NAME`).
