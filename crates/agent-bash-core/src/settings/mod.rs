@@ -117,6 +117,32 @@ pub fn default_user_file() -> Option<PathBuf> {
 /// flag, and the key, for a malformed file, an unknown key or variable, a value of the wrong
 /// type or out of range; `Error::Config` naming the layers that set them for values that do
 /// not fit together.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use agent_bash_core::settings::{self, PROJECT_FILE, Source, Sources};
+///
+/// let root = tempfile::tempdir()?;
+/// let project = root.path().join(PROJECT_FILE);
+/// std::fs::write(&project, "timeout_secs = 30\nmax_jobs = 4\n")?;
+/// let sources = Sources {
+///     no_user_file: true,
+///     env: vec![("AGENT_BASH_MAX_JOBS".into(), "2".into())],
+///     ..Sources::default()
+/// };
+///
+/// let loaded = settings::load(root.path(), &sources)?;
+/// assert_eq!(loaded.config.default_timeout, Duration::from_secs(30));
+/// assert_eq!(loaded.config.max_jobs, 2); // the environment wins over the project file
+/// assert_eq!(loaded.origins["timeout_secs"], [Source::ProjectFile(project)]);
+///
+/// std::fs::write(root.path().join(PROJECT_FILE), "timeout_sec = 30\n")?;
+/// let typo = settings::load(root.path(), &sources).unwrap_err().to_string();
+/// assert!(typo.contains("line 1: unknown field `timeout_sec` (did you mean `timeout_secs`?)"));
+/// # Ok(())
+/// # }
+/// ```
 pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     let mut layers: Vec<Layer> = Vec::new();
     if !sources.no_user_file {
