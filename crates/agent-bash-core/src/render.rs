@@ -22,7 +22,21 @@ pub const TEXT_OVERHEAD_BYTES: usize = 4096;
 /// How many left-running processes are listed by name.
 const LISTED_PROCESSES: usize = 5;
 
-/// The model's view of `outcome`.
+/// The model's view of `outcome`: stdout, stderr under `[stderr]`, a status line, then
+/// `note:` and `hint:` lines.
+///
+/// ```
+/// use agent_bash_core::{Outcome, render};
+///
+/// let outcome = Outcome {
+///     stdout: "hello".into(),
+///     stderr: "warning: old".into(),
+///     exit_code: Some(0),
+///     duration_ms: 12,
+///     ..Outcome::default()
+/// };
+/// assert_eq!(render::text(&outcome), "hello\n[stderr]\nwarning: old\n[exit 0 · 12 ms]");
+/// ```
 pub fn text(outcome: &Outcome) -> String {
     if let Some(refusal) = &outcome.refused {
         return refused(refusal);
@@ -158,7 +172,26 @@ fn refused(refusal: &Refusal) -> String {
     out
 }
 
-/// The model's view of a job read (`bash_output`, `bash_kill`).
+/// The model's view of a job read (`bash_output`, `bash_kill`): the new output, then one
+/// status line with the sizes of the job's files.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use agent_bash_core::{Config, Request, Session, render};
+///
+/// let dir = tempfile::tempdir()?;
+/// let config = Config { spill_parent: Some(dir.path().into()), ..Config::default() };
+/// let session = Session::new(dir.path(), config)?;
+/// let started = session.run(Request::new("echo built; sleep 30").background()).await?;
+/// let id = started.job_id.ok_or("not a job")?;
+///
+/// let read = session.job_output(id, 10, None).await?;
+/// let text = render::job_output(&read);
+/// assert!(text.starts_with(&format!("built\n[job {id} is running · ")), "{text}");
+/// # Ok(())
+/// # }
+/// ```
 pub fn job_output(output: &JobOutput) -> String {
     let mut out = String::with_capacity(output.stdout.len() + output.stderr.len() + 256);
     if let Some(notice) = binary_notice("stdout", &output.stdout_stats) {
@@ -236,7 +269,17 @@ fn notes(out: &mut String, notes: &[Note]) {
     }
 }
 
-/// One note in words.
+/// One note in words (the text after `note: ` in `text` and `job_output`).
+///
+/// ```
+/// use agent_bash_core::{Note, render};
+///
+/// let clamped = Note::TimeoutClamped { asked_secs: 7200, ran_secs: 3600 };
+/// assert_eq!(
+///     render::note(&clamped),
+///     "timeout_secs 7200 is over the maximum; the call ran with 3600 s"
+/// );
+/// ```
 pub fn note(note: &Note) -> String {
     match note {
         Note::TimeoutClamped {

@@ -48,7 +48,8 @@ impl Request {
         self
     }
 
-    /// Starts the command as a background job.
+    /// Starts the command as a background job: the call returns at once, its outcome's
+    /// `job_id` names the job, and `Session::job_output` reads it (see its example).
     pub fn background(mut self) -> Request {
         self.background = true;
         self

@@ -36,7 +36,9 @@ const LINE_HOLD_BYTES: usize = 64 * KIB;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stream {
+    /// Standard output (file descriptor 1).
     Stdout,
+    /// Standard error (file descriptor 2).
     Stderr,
 }
 

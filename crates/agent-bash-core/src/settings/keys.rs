@@ -39,6 +39,7 @@ pub(super) type Show = fn(&Config) -> Value;
 pub struct Setting {
     /// The dotted key: `timeout_secs`, `output.budget_bytes`.
     pub key: &'static str,
+    /// How the values of several layers combine.
     pub kind: Kind,
     /// What it is for, in one line.
     pub doc: &'static str,

@@ -43,11 +43,17 @@ pub const NON_SETTING_VARS: &[&str] = &["AGENT_BASH_BIN", "AGENT_BASH_FX"];
 /// One source of settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
+    /// The built-in default (`Config::default()`).
     Default,
+    /// The user file at this path.
     UserFile(PathBuf),
+    /// The project file at this path (`PROJECT_FILE` in the session root).
     ProjectFile(PathBuf),
+    /// The file named on the command line (`Sources::config_file`).
     ConfigFile(PathBuf),
+    /// The environment variable of this name.
     Env(String),
+    /// The command-line flag of this name, without its `--` (`output-budget-lines`).
     Flag(String),
 }
 
@@ -82,6 +88,7 @@ pub struct Sources {
 /// The effective settings: the engine's `Config` and, for each key, the layers it came from.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// The defaults with every layer applied, checked with `Config::validate`.
     pub config: Config,
     /// Dotted key → the sources that set it (several for lists), in layer order. A table's
     /// entries have keys of their own (`env.set.NAME`).
@@ -110,6 +117,32 @@ pub fn default_user_file() -> Option<PathBuf> {
 /// flag, and the key, for a malformed file, an unknown key or variable, a value of the wrong
 /// type or out of range; `Error::Config` naming the layers that set them for values that do
 /// not fit together.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use agent_bash_core::settings::{self, PROJECT_FILE, Source, Sources};
+///
+/// let root = tempfile::tempdir()?;
+/// let project = root.path().join(PROJECT_FILE);
+/// std::fs::write(&project, "timeout_secs = 30\nmax_jobs = 4\n")?;
+/// let sources = Sources {
+///     no_user_file: true,
+///     env: vec![("AGENT_BASH_MAX_JOBS".into(), "2".into())],
+///     ..Sources::default()
+/// };
+///
+/// let loaded = settings::load(root.path(), &sources)?;
+/// assert_eq!(loaded.config.default_timeout, Duration::from_secs(30));
+/// assert_eq!(loaded.config.max_jobs, 2); // the environment wins over the project file
+/// assert_eq!(loaded.origins["timeout_secs"], [Source::ProjectFile(project)]);
+///
+/// std::fs::write(root.path().join(PROJECT_FILE), "timeout_sec = 30\n")?;
+/// let typo = settings::load(root.path(), &sources).unwrap_err().to_string();
+/// assert!(typo.contains("line 1: unknown field `timeout_sec` (did you mean `timeout_secs`?)"));
+/// # Ok(())
+/// # }
+/// ```
 pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     let mut layers: Vec<Layer> = Vec::new();
     if !sources.no_user_file {
