@@ -37,6 +37,8 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server of `session`. Its tool definitions are made now, from the session's root
+    /// and configuration (the limits their descriptions and schemas state).
     pub fn new(session: Arc<Session>) -> Server {
         let tools = tools::all(session.root(), session.config());
         Server {
