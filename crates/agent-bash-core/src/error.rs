@@ -86,13 +86,13 @@ pub enum Error {
         /// The ids of the session's jobs, in ascending order.
         known: Vec<u64>,
     },
-    /// As many jobs run as the configuration allows.
+    /// As many jobs run (or are starting) as the configuration allows.
     #[error(
-        "{running} background jobs are running, the most allowed; stop one with bash_kill first"
+        "{max} background jobs are running or starting, the most allowed; stop one with bash_kill first"
     )]
     JobLimit {
-        /// `Config::max_jobs`: the jobs running or starting.
-        running: usize,
+        /// `Config::max_jobs`.
+        max: usize,
     },
     /// The session keeps no background jobs.
     #[error(

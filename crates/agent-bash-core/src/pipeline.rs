@@ -40,7 +40,9 @@ pub(crate) async fn run(
         Decision::Deny => true,
     };
     if refused {
-        return Ok(refuse(session, &call, &verdict, approval));
+        let mut refusal = refuse(session, &call, &verdict, approval);
+        refusal.outcome.notes.extend(session.jobs.take_notices());
+        return Ok(refusal);
     }
     let result = execute(session, &call, hooks).await;
     // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
@@ -159,7 +161,7 @@ fn reserve_background<'s>(
             .jobs
             .reserve(max)
             .map(Some)
-            .ok_or(Error::JobLimit { running: max }),
+            .ok_or(Error::JobLimit { max }),
     }
 }
 
@@ -207,7 +209,13 @@ async fn assemble(
                     max_jobs,
                     leftovers: false,
                 });
-            } else if !captured.left_running.is_empty() && max_jobs > 0 {
+            } else if !captured.left_running.is_empty()
+                && max_jobs > 0
+                && !captured.timed_out
+                && !captured.cancelled
+            {
+                // Left running by a shell that exited on its own, with no place free (a
+                // stop's survivors are not job material: they are reported as such).
                 notes.push(Note::NotAJob {
                     max_jobs,
                     leftovers: true,
