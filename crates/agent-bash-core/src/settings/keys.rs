@@ -76,7 +76,7 @@ impl Setting {
     ///
     /// # Errors
     /// A `Problem` for a value of the wrong type or out of range.
-    pub fn apply(&self, config: &mut Config, value: Raw<'_>) -> Result<(), Problem> {
+    pub(crate) fn apply(&self, config: &mut Config, value: Raw<'_>) -> Result<(), Problem> {
         (self.apply)(config, value).map_err(|problem| problem.in_key(self.key))
     }
 
@@ -86,13 +86,13 @@ impl Setting {
     }
 
     /// Whether an error of `Config::validate` about `name` is about this setting.
-    pub fn checked_as_name(&self, name: &str) -> bool {
+    pub(crate) fn checked_as_name(&self, name: &str) -> bool {
         self.checked_as.contains(&name)
     }
 }
 
 /// A value as a layer holds it: parsed from a file (with its place in the text), or plain.
-pub enum Raw<'i> {
+pub(crate) enum Raw<'i> {
     Plain(Value),
     Parsed(Spanned<DeValue<'i>>),
 }
@@ -126,13 +126,13 @@ impl Raw<'_> {
 
 /// What is wrong with a value, and where in its file when that is known.
 #[derive(Debug)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub message: String,
     pub span: Option<Range<usize>>,
 }
 
 impl Problem {
-    pub fn new(message: impl Into<String>) -> Problem {
+    pub(crate) fn new(message: impl Into<String>) -> Problem {
         Problem {
             message: message.into(),
             span: None,
@@ -141,7 +141,7 @@ impl Problem {
 
     /// The problem, said to be about `key` (unless it names a part of it already:
     /// `secrets.patterns.NAME`).
-    pub fn in_key(self, key: &str) -> Problem {
+    pub(crate) fn in_key(self, key: &str) -> Problem {
         if self
             .message
             .strip_prefix(key)
