@@ -300,7 +300,7 @@ mod tests {
     use super::*;
 
     fn matches(pattern: &str, line: &str) -> bool {
-        let pattern = Pattern::parse(pattern).unwrap_or_else(|problem| panic!("{problem}"));
+        let pattern = Pattern::parse(pattern).unwrap();
         let argv: Vec<Arg> = line.split_whitespace().map(Arg::literal).collect();
         pattern.matches(&argv)
     }
