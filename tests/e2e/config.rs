@@ -7,15 +7,15 @@ use crate::support::agent_bash_env;
 
 fn write(path: &Path, text: &str) {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::create_dir_all(dir).unwrap();
     }
-    std::fs::write(path, text).unwrap_or_else(|err| panic!("{err}"));
+    std::fs::write(path, text).unwrap();
 }
 
 #[test]
 fn config_shows_each_value_and_the_layer_it_came_from() {
-    let home = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
-    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
     let user = home.path().join("agent-bash").join("config.toml");
     write(&user, "max_jobs = 4\n[env]\nremove = [\"A\"]\n");
     let project = root.path().join(".agent-bash.toml");
@@ -57,7 +57,7 @@ fn config_shows_each_value_and_the_layer_it_came_from() {
 
 #[test]
 fn the_settings_reach_the_commands() {
-    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let root = tempfile::tempdir().unwrap();
     write(
         &root.path().join(".agent-bash.toml"),
         "[output]\nbudget_lines = 5\n[env]\nset = { GREETING = \"hello\", PAGER = \"less\" }\nremove = [\"DROPPED_VAR\"]\n",
@@ -104,7 +104,7 @@ fn the_settings_reach_the_commands() {
 
 #[test]
 fn a_bad_settings_file_is_a_clear_error_everywhere() {
-    let root = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let root = tempfile::tempdir().unwrap();
     let project = root.path().join(".agent-bash.toml");
     write(&project, "timeout_secs = 30\n[output]\nbudget = 5\n");
     let root_arg = root.path().display().to_string();
@@ -124,7 +124,7 @@ fn a_bad_settings_file_is_a_clear_error_everywhere() {
             run.stderr
         );
     }
-    let clean = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let clean = tempfile::tempdir().unwrap();
     let root_arg = clean.path().display().to_string();
     let run = agent_bash_env(
         &[

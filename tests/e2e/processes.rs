@@ -137,7 +137,7 @@ fn environment_is_non_interactive() {
 
 #[test]
 fn git_log_with_many_commits_does_not_wait_on_a_pager() {
-    let repo = tempfile::tempdir().unwrap_or_else(|err| panic!("tempdir: {err}"));
+    let repo = tempfile::tempdir().expect("tempdir");
     let dir = repo.path().display().to_string();
     let setup = json_with(
         &["--cwd", &dir, "--timeout", "50"],

@@ -225,7 +225,7 @@ mod tests {
     }
 
     fn check_ok(arguments: Value, command: &str, timeout: Option<u64>, cwd: Option<&str>) {
-        let call = parse(arguments).unwrap_or_else(|err| panic!("refused: {err}"));
+        let call = parse(arguments).expect("refused");
         assert_eq!(call.request.command, command);
         assert_eq!(call.request.timeout_secs, timeout);
         assert_eq!(call.request.cwd, cwd.map(Into::into));
