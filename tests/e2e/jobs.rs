@@ -536,7 +536,7 @@ fn a_binary_job_keeps_its_raw_bytes_and_is_read_as_binary() {
         let mut binary = None;
         loop {
             let read = session.job_output(id, 30, None).await.unwrap();
-            binary = binary.or(read.stdout_stats.binary.clone());
+            binary = binary.or(read.stdout_stats.binary);
             if read.job.status != JobStatus::Running {
                 break;
             }

@@ -365,7 +365,7 @@ mod tests {
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);
-        std::fs::write(&path, text).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::write(&path, text).unwrap();
         path
     }
 
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn layers_override_scalars_append_lists_and_say_where_values_came_from() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let user = write(
             dir.path(),
             "user.toml",
@@ -397,7 +397,7 @@ mod tests {
             ("AGENT_BASH".into(), "1".into()),
         ];
         sources.flags = vec![("output.budget_lines".into(), Value::Integer(700))];
-        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}"));
+        let settings = load(dir.path(), &sources).unwrap();
         let config = &settings.config;
         assert_eq!(config.default_timeout, Duration::from_secs(60));
         assert_eq!(config.max_jobs, 8);
@@ -448,7 +448,7 @@ mod tests {
 
     #[track_caller]
     fn check_error(file: &str, expected: &[&str]) {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         write(dir.path(), PROJECT_FILE, file);
         let err = load(
             dir.path(),
@@ -490,7 +490,7 @@ mod tests {
 
     #[test]
     fn bad_variables_and_missing_files_are_errors_too() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let mut sources = Sources {
             no_user_file: true,
             ..Sources::default()
@@ -522,7 +522,7 @@ mod tests {
                 ..Sources::default()
             },
         )
-        .unwrap_or_else(|err| panic!("{err}"));
+        .unwrap();
         assert_eq!(settings.config.max_jobs, Config::default().max_jobs);
         assert!(settings.origins.is_empty());
     }
@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn every_setting_can_be_set_by_a_file_and_by_its_variable_and_is_explained() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let text: String = SETTINGS
             .iter()
             .map(|setting| format!("{} = {}\n", setting.key, sample(setting)))
@@ -607,7 +607,7 @@ mod tests {
         every_key_came_from(&settings, &|_| Source::ProjectFile(project.clone()));
         assert_eq!(settings.config.env_set, [("sample".into(), "x".into())]);
 
-        std::fs::remove_file(&project).unwrap_or_else(|err| panic!("{err}"));
+        std::fs::remove_file(&project).unwrap();
         let env = SETTINGS
             .iter()
             .map(|setting| {
@@ -623,19 +623,19 @@ mod tests {
             env,
             ..Sources::default()
         };
-        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}"));
+        let settings = load(dir.path(), &sources).unwrap();
         every_key_came_from(&settings, &|setting| Source::Env(env_name(setting.key)));
         assert_eq!(settings.config.env_set, [("sample".into(), "x".into())]);
     }
 
     #[test]
     fn the_defaults_listing_shows_every_setting() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let sources = Sources {
             no_user_file: true,
             ..Sources::default()
         };
-        let settings = load(dir.path(), &sources).unwrap_or_else(|err| panic!("{err}"));
+        let settings = load(dir.path(), &sources).unwrap();
         let explanation = settings.explain();
         let (lines, sections) = explained(&explanation);
         for setting in SETTINGS {
@@ -698,7 +698,7 @@ mod tests {
             .collect();
         vars.push(("AGENT_BASH", "1"));
         vars.push(("PATH", "/bin"));
-        let settings = env_error(&vars).unwrap_or_else(|err| panic!("{err}"));
+        let settings = env_error(&vars).unwrap();
         assert!(settings.origins.is_empty(), "{:?}", settings.origins);
     }
 
@@ -719,7 +719,7 @@ mod tests {
 
     #[test]
     fn an_error_about_values_names_exactly_the_layers_that_set_them() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let user = write(
             dir.path(),
             "user.toml",
@@ -760,7 +760,7 @@ mod tests {
 
     #[test]
     fn each_file_is_checked_on_its_own_with_the_line_of_the_mistake() {
-        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let dir = tempfile::tempdir().unwrap();
         let user = write(
             dir.path(),
             "user.toml",
