@@ -98,6 +98,7 @@ fn start(command: &str, timeout: Duration, jobs_free: usize) -> Started {
         timeout_clamped_from: None,
         timeout_named: true,
         background: false,
+        description: None,
     };
     let bash = std::path::PathBuf::from("/bin/bash");
     let environment = Environment {
