@@ -3,6 +3,7 @@
 //! One test binary; one file per behaviour. Every process-spawning test has a deadline
 //! (`support::DEADLINE`), so a regression that hangs fails instead of stalling CI.
 
+mod cli;
 mod config;
 mod errors;
 mod jobs;
