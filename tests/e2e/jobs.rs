@@ -767,9 +767,7 @@ fn a_description_is_shown_in_the_job_list_and_kept_in_the_audit_log() {
         assert_eq!(job.description.as_deref(), Some("keep the marker alive"));
         let listed = render::job_list(&session.jobs());
         assert!(
-            listed.starts_with(&format!(
-                "job {id} (keep the marker alive) · is running · "
-            )),
+            listed.starts_with(&format!("job {id} (keep the marker alive) · is running · ")),
             "{listed}"
         );
         run(&session, Request::new("true")).await;
