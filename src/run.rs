@@ -183,6 +183,9 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         render::text(outcome)
     };
     crate::print(&printed)?;
+    // What the command left running ends before agent-bash does (SIGTERM, the grace, then
+    // SIGKILL), not merely as it exits: a script that goes on finds nothing of it.
+    session.stop_all().await;
     let interrupted = match interrupted.load(Ordering::Relaxed) {
         0 => None,
         signal => Some(signal),
