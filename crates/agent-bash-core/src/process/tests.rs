@@ -284,7 +284,11 @@ fn a_watched_pump_follows_leftovers_to_their_end() {
     let exited = position(Event::Exited).expect("the shell's exit");
     let closed = position(Event::Closed(Stream::Stdout)).expect("stdout's end");
     assert!(exited < closed, "{events:?}");
-    assert_eq!(events.last(), Some(&Event::GroupEmpty), "{events:?}");
+    // The group is seen empty once the subshell is gone, which can be before its last
+    // line is read from the pipe (both are ready at once under load): any order after the
+    // shell's exit holds.
+    let empty = position(Event::GroupEmpty).expect("the group's end");
+    assert!(exited < empty, "{events:?}");
     assert!(pump.status().is_some());
     stdout.close();
     assert_eq!(stdout.lines_so_far(), 2, "early and late: {events:?}");
