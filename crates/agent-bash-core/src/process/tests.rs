@@ -287,7 +287,7 @@ fn a_watched_pump_follows_leftovers_to_their_end() {
     // The group is seen empty once the subshell is gone, which can be before its last
     // line is read from the pipe (both are ready at once under load): any order after the
     // shell's exit holds.
-    let empty = position(Event::GroupEmpty).expect("the group's end");
+    let empty = position(Event::GroupEmpty).unwrap_or_else(|| panic!("no GroupEmpty: {events:?}"));
     assert!(exited < empty, "{events:?}");
     assert!(pump.status().is_some());
     stdout.close();
