@@ -688,3 +688,48 @@ fn a_job_past_the_spill_cap_says_so_and_killed_sessions_end_their_jobs() {
         assert_eq!(job.status, JobStatus::Killed);
     });
 }
+
+#[test]
+fn a_description_is_shown_in_the_job_list_and_kept_in_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+    let log = dir.path().join("audit.jsonl");
+    let mut config = Config::default();
+    config.audit.path = Some(log.clone());
+    let mark = marker("described");
+    runtime().block_on(async {
+        let session = session_with(config);
+        let command = format!("{} sleep 600 {}", fx(), quoted_apart(&mark));
+        let request = Request::new(command)
+            .background()
+            .description("  keep the marker alive\n");
+        let started = run(&session, request).await;
+        let id = started
+            .job_id
+            .unwrap_or_else(|| panic!("no job: {started:?}"));
+        let job = started.job.unwrap_or_else(|| panic!("no job info"));
+        assert_eq!(job.description.as_deref(), Some("keep the marker alive"));
+        let listed = render::job_list(&session.jobs());
+        assert!(
+            listed.starts_with(&format!("job {id} (keep the marker alive) · is running · ")),
+            "{listed}"
+        );
+        run(&session, Request::new("true")).await;
+        session
+            .kill_job(id, None)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+    });
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|err| panic!("{err}"));
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|err| panic!("{err}: {line}")))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["description"], "keep the marker alive");
+    assert!(
+        lines[1].get("description").is_none(),
+        "no description, no field: {}",
+        lines[1]
+    );
+    assert_eq!(alive_with(&mark), Vec::<i32>::new());
+}

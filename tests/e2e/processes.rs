@@ -91,11 +91,7 @@ fn timeout_result_says_so_in_text() {
         "{}",
         run.stdout
     );
-    assert_eq!(
-        run.code,
-        Some(128 + 15),
-        "the CLI exits as a shell would after SIGTERM"
-    );
+    assert_eq!(run.code, Some(124), "the CLI exits as GNU timeout does");
     assert!(alive_with(&mark).is_empty());
 }
 

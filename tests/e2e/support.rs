@@ -55,10 +55,16 @@ pub fn agent_bash(args: &[&str]) -> Run {
 
 /// Runs `agent-bash ARGS…` with extra environment variables.
 pub fn agent_bash_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    agent_bash_with(args, env, b"")
+}
+
+/// Runs `agent-bash ARGS…` with extra environment variables and `stdin` on its stdin.
+pub fn agent_bash_with(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Run {
     let output = assert_cmd::Command::cargo_bin("agent-bash")
         .expect("binary")
         .args(args)
         .envs(env.iter().copied())
+        .write_stdin(stdin)
         .timeout(DEADLINE)
         .output()
         .expect("running agent-bash");

@@ -142,6 +142,30 @@ fn known_jobs(known: &[u64]) -> String {
 }
 
 impl Error {
+    /// A stable name for the kind of failure (`cwd`, `bash_not_found`, `config_file`…), for
+    /// programs that read it (`agent-bash run --json` prints it next to the message).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::BashNotFound { .. } => "bash_not_found",
+            Error::EmptyCommand => "empty_command",
+            Error::CommandTooLong { .. } => "command_too_long",
+            Error::NulInCommand { .. } => "nul_in_command",
+            Error::Cwd { .. } => "cwd",
+            Error::Root { .. } => "root",
+            Error::Timeout { .. } => "timeout",
+            Error::Config { .. } => "config",
+            Error::ConfigFile { .. } => "config_file",
+            Error::Spawn { .. } => "spawn",
+            Error::UnknownJob { .. } => "unknown_job",
+            Error::JobLimit { .. } => "job_limit",
+            Error::NoJobs => "no_jobs",
+            Error::Pattern { .. } => "pattern",
+            Error::Wait { .. } => "wait",
+            Error::Signal { .. } => "signal",
+            Error::Script { .. } => "script",
+        }
+    }
+
     pub(crate) fn config(key: &str, reason: impl Into<String>) -> Error {
         Error::Config {
             key: key.to_string(),

@@ -147,6 +147,7 @@ mod tests {
             timeout_clamped_from: None,
             timeout_named,
             background,
+            description: None,
         }
     }
 

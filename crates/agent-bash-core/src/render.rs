@@ -248,8 +248,9 @@ pub fn job_list(list: &JobList) -> String {
         let status = how_it_is(job);
         let _ = writeln!(
             out,
-            "job {} · {status} · {} s · pid {} · stdout {} B, stderr {} B · `{}`",
+            "job {}{} · {status} · {} s · pid {} · stdout {} B, stderr {} B · `{}`",
             job.job_id,
+            labelled(job.description.as_deref(), " (", ")"),
             job.runtime_ms / 1000,
             job.pid
                 .map_or_else(|| "?".to_string(), |pid| pid.to_string()),
@@ -367,18 +368,29 @@ fn how_it_is(job: &JobInfo) -> String {
     }
 }
 
-/// A call's progress report (`running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`).
-pub fn progress(report: &Progress) -> String {
+/// A call's progress report (`running 12 s · 3 lines · stdout 1.2 KiB · stderr 0 B`), after
+/// what the call is for when the caller said (`run the tests · running 12 s · …`).
+pub fn progress(report: &Progress, description: Option<&str>) -> String {
     let lines = match report.lines {
         1 => "1 line".to_string(),
         n => format!("{n} lines"),
     };
     format!(
-        "running {} s · {lines} · stdout {} · stderr {}",
+        "{}running {} s · {lines} · stdout {} · stderr {}",
+        labelled(description, "", " · "),
         report.elapsed.as_secs(),
         size(report.stdout_bytes),
         size(report.stderr_bytes)
     )
+}
+
+/// A caller's description of a command, clipped to a label, between `before` and `after`;
+/// nothing without one.
+fn labelled(description: Option<&str>, before: &str, after: &str) -> String {
+    match description.map(str::trim) {
+        Some(text) if !text.is_empty() => format!("{before}{}{after}", first_line(text, 80)),
+        _ => String::new(),
+    }
 }
 
 /// A waiting job read's progress report (`waiting for job 3 · 12 s`).
@@ -584,6 +596,7 @@ mod tests {
         JobInfo {
             job_id: 3,
             command: "npm run dev\n# second line".into(),
+            description: None,
             cwd: PathBuf::from("/p"),
             pid: Some(4242),
             origin: JobOrigin::Background,
@@ -652,6 +665,16 @@ mod tests {
              job 3 · ended (its processes all exited) · 41 s · pid 4242 · stdout 120 B, stderr 7 B · `npm run dev`"
         );
         assert_eq!(job_list(&JobList::default()), "(no background jobs)");
+        let mut described = job(JobStatus::Running, None, None);
+        described.description = Some("the dev server".into());
+        let list = JobList {
+            jobs: vec![described],
+        };
+        assert!(
+            job_list(&list).starts_with("job 3 (the dev server) · is running · 41 s"),
+            "{}",
+            job_list(&list)
+        );
     }
 
     #[test]
@@ -663,15 +686,19 @@ mod tests {
             lines: 1,
         };
         assert_eq!(
-            progress(&report),
+            progress(&report, None),
             "running 12 s · 1 line · stdout 1.5 KiB · stderr 3.0 MiB"
+        );
+        assert_eq!(
+            progress(&report, Some("run the tests")),
+            "run the tests · running 12 s · 1 line · stdout 1.5 KiB · stderr 3.0 MiB"
         );
         let report = Progress {
             lines: 7,
             stdout_bytes: 10,
             ..report
         };
-        assert!(progress(&report).contains("7 lines · stdout 10 B"));
+        assert!(progress(&report, None).contains("7 lines · stdout 10 B"));
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub struct JobInfo {
     pub job_id: u64,
     /// The command as the request gave it.
     pub command: String,
+    /// What the caller said the command is for, if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// The directory the command ran in (absolute).
     pub cwd: PathBuf,
     /// The process group (the shell's pid, which may have exited for a `Leftover` job);
@@ -165,6 +168,7 @@ struct Cursor {
 struct Job {
     id: u64,
     command: String,
+    description: Option<String>,
     cwd: PathBuf,
     pid: Option<i32>,
     origin: JobOrigin,
@@ -221,6 +225,7 @@ impl Drop for Reservation<'_> {
 /// (`Capture::hand_over`) writing to the job's files.
 pub(crate) struct Start<'a> {
     pub(crate) command: &'a str,
+    pub(crate) description: Option<&'a str>,
     pub(crate) cwd: &'a Path,
     pub(crate) detached: Detached,
     pub(crate) stdout: Capture,
@@ -269,6 +274,7 @@ impl Jobs {
         let job = Arc::new(Job {
             id,
             command: start.command.to_string(),
+            description: start.description.map(str::to_string),
             cwd: start.cwd.to_path_buf(),
             pid: guard.leader(),
             origin: start.detached.origin,
@@ -487,6 +493,7 @@ impl Job {
         JobInfo {
             job_id: self.id,
             command: self.command.clone(),
+            description: self.description.clone(),
             cwd: self.cwd.clone(),
             pid: self.pid,
             origin: self.origin,

@@ -47,6 +47,10 @@ pub struct Setting {
     show: Show,
     /// The names `Config::validate` gives this field in its errors.
     checked_as: &'static [&'static str],
+    /// For a default worked out when a session starts (no value a file could hold), what it
+    /// is: `agent-bash config` shows it as a comment, so that its output stays a valid
+    /// settings file.
+    computed: Option<fn() -> String>,
 }
 
 impl Setting {
@@ -64,12 +68,23 @@ impl Setting {
             apply,
             show,
             checked_as: &[],
+            computed: None,
         }
     }
 
     const fn checked_as(mut self, names: &'static [&'static str]) -> Self {
         self.checked_as = names;
         self
+    }
+
+    const fn computed(mut self, what: fn() -> String) -> Self {
+        self.computed = Some(what);
+        self
+    }
+
+    /// What the default is, when it is worked out as a session starts rather than a value.
+    pub fn computed_default(&self) -> Option<String> {
+        self.computed.map(|what| what())
     }
 
     /// Sets this setting's field of `config` from `value`.
@@ -239,8 +254,9 @@ pub const SETTINGS: &[Setting] = &[
         Scalar,
         "the bash to run (by default the first `bash` on the PATH)",
         |c, v| v.get().map(|path| c.bash = Some(path)),
-        |c| path_or(c.bash.as_ref(), || "bash (from PATH)".into()),
-    ),
+        |c| path_or(c.bash.as_ref(), String::new),
+    )
+    .computed(|| "the first `bash` on the PATH".into()),
     Setting::new(
         "max_command_bytes",
         Scalar,
@@ -293,15 +309,12 @@ pub const SETTINGS: &[Setting] = &[
         Scalar,
         "where the session's output directory is created",
         |c, v| v.get().map(|dir| c.spill_parent = Some(dir)),
-        |c| {
-            path_or(c.spill_parent.as_ref(), || {
-                std::env::temp_dir()
-                    .join("agent-bash")
-                    .display()
-                    .to_string()
-            })
-        },
-    ),
+        |c| path_or(c.spill_parent.as_ref(), String::new),
+    )
+    .computed(|| {
+        let dir = std::env::temp_dir().join("agent-bash");
+        format!("{} (agent-bash in the temporary directory)", dir.display())
+    }),
     Setting::new(
         "env.remove",
         List,
@@ -418,12 +431,9 @@ pub const SETTINGS: &[Setting] = &[
         Scalar,
         "the audit log's file",
         |c, v| v.get().map(|path: PathBuf| c.audit.path = Some(path)),
-        |c| {
-            path_or(c.audit.path.as_ref(), || {
-                "audit.jsonl in the session's output directory".into()
-            })
-        },
-    ),
+        |c| path_or(c.audit.path.as_ref(), String::new),
+    )
+    .computed(|| "audit.jsonl in the session's output directory".into()),
 ];
 
 /// The setting of a dotted key.

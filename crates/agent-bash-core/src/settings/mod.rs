@@ -184,7 +184,13 @@ fn merge(values: &mut Table, origins: &mut BTreeMap<String, Vec<Source>>, layer:
         let slot = slot(values, setting.key);
         match (setting.kind, value, slot) {
             (Kind::List, Value::Array(items), Some(Value::Array(existing))) => {
-                existing.extend(items);
+                // An item a layer repeats is kept once: a file written by `agent-bash
+                // config` can be read over the layers it came from.
+                for item in items {
+                    if !existing.contains(&item) {
+                        existing.push(item);
+                    }
+                }
                 let sources = origins.entry(setting.key.to_string()).or_default();
                 sources.push(layer.source.clone());
             }
@@ -301,37 +307,37 @@ fn joined<'a>(sources: impl IntoIterator<Item = &'a Source>) -> String {
 }
 
 impl Settings {
-    /// The effective settings as TOML, each value followed by where it came from.
+    /// The effective settings as a settings file, each value followed by where it came
+    /// from. It can be read back (`--config`): defaults worked out as a session starts (the
+    /// bash on the PATH, the temporary directory) and built-in table entries (the token
+    /// patterns) are comments, so that a file written from it does not pin them.
     pub fn explain(&self) -> String {
         let defaults = Config::default();
         let mut out = String::new();
         let mut section = String::new();
         for setting in SETTINGS {
-            let shown_default = setting.show(&defaults);
             if setting.kind == Kind::Table {
                 header(&mut out, &mut section, setting.key);
-                let mut entries = shown_default.as_table().cloned().unwrap_or_default();
-                if let Some(Value::Table(set)) = lookup(&self.values, setting.key) {
-                    entries.extend(set.clone());
-                }
-                if entries.is_empty() {
-                    let _ = writeln!(out, "# (no entries)  # default");
-                }
-                for (name, value) in entries {
-                    let from = self.origins.get(&format!("{}.{name}", setting.key));
-                    let _ = writeln!(
-                        out,
-                        "{name} = {value}  # {}",
-                        joined(from.into_iter().flatten())
-                    );
-                }
+                self.explain_entries(&mut out, setting, &setting.show(&defaults));
                 continue;
             }
             let (head, leaf) = setting.key.rsplit_once('.').unwrap_or(("", setting.key));
             header(&mut out, &mut section, head);
-            let value = lookup(&self.values, setting.key).unwrap_or(&shown_default);
-            let from = self.origins.get(setting.key).into_iter().flatten();
-            let _ = writeln!(out, "{leaf} = {value}  # {}", joined(from));
+            let from = joined(self.origins.get(setting.key).into_iter().flatten());
+            match (
+                lookup(&self.values, setting.key),
+                setting.computed_default(),
+            ) {
+                (Some(value), _) => {
+                    let _ = writeln!(out, "{leaf} = {value}  # {from}");
+                }
+                (None, Some(what)) => {
+                    let _ = writeln!(out, "# {leaf} = {what}  # {from}");
+                }
+                (None, None) => {
+                    let _ = writeln!(out, "{leaf} = {}  # {from}", setting.show(&defaults));
+                }
+            }
         }
         let _ = writeln!(
             out,
@@ -346,6 +352,39 @@ impl Settings {
             let _ = writeln!(out, "#   {name} ({state}): {what}");
         }
         out.trim_start().to_string()
+    }
+
+    /// The entries of a table setting: those a layer set as values, the built-in ones it
+    /// did not replace as comments.
+    fn explain_entries(&self, out: &mut String, setting: &Setting, builtin: &Value) {
+        let set = match lookup(&self.values, setting.key) {
+            Some(Value::Table(set)) => set.clone(),
+            _ => Table::new(),
+        };
+        let mut entries = builtin.as_table().cloned().unwrap_or_default();
+        entries.extend(set.clone());
+        if entries.is_empty() {
+            let _ = writeln!(out, "# (no entries)  # default");
+        }
+        for (name, value) in entries {
+            let from = self.origins.get(&format!("{}.{name}", setting.key));
+            let from = joined(from.into_iter().flatten());
+            let comment = if set.contains_key(&name) { "" } else { "# " };
+            let _ = writeln!(out, "{comment}{} = {value}  # {from}", toml_key(&name));
+        }
+    }
+}
+
+/// `name` as a TOML key: bare when it can be, quoted otherwise.
+fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_string()
+    } else {
+        Value::String(name.to_string()).to_string()
     }
 }
 
@@ -548,7 +587,7 @@ mod tests {
     }
 
     /// `section.leaf` → where it came from, for every `leaf = value  # source` line of an
-    /// explanation; and the sections it has.
+    /// explanation (commented out or not); and the sections it has.
     fn explained(text: &str) -> (BTreeMap<String, String>, Vec<String>) {
         let mut section = String::new();
         let mut lines = BTreeMap::new();
@@ -559,6 +598,7 @@ mod tests {
                 sections.push(section.clone());
                 continue;
             }
+            let line = line.strip_prefix("# ").unwrap_or(line);
             let Some((leaf, rest)) = line.split_once(" = ") else {
                 continue;
             };
@@ -651,6 +691,95 @@ mod tests {
             "{explanation}"
         );
         assert!(explanation.contains("rm-root (on)"), "{explanation}");
+        // Defaults worked out at the start of a session, and built-in entries, are comments.
+        for commented in [
+            "\n# bash = the first `bash` on the PATH  # default\n",
+            "\n# path = audit.jsonl in the session's output directory  # default\n",
+            "\n# spill_dir = ",
+            "\n# github_token = ",
+        ] {
+            assert!(
+                explanation.contains(commented),
+                "{commented:?}: {explanation}"
+            );
+        }
+        // As a settings file, it is read back to the same settings.
+        let file = write(dir.path(), "explained.toml", &explanation);
+        let again = load(dir.path(), &from_file(file)).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(
+            without_sources(&again.explain()),
+            without_sources(&explanation)
+        );
+        assert_eq!(again.config.bash, None);
+        assert_eq!(again.config.audit.path, None);
+        assert_eq!(again.config.spill_parent, None);
+    }
+
+    /// Only that file, besides the defaults.
+    fn from_file(file: PathBuf) -> Sources {
+        Sources {
+            no_user_file: true,
+            config_file: Some(file),
+            ..Sources::default()
+        }
+    }
+
+    /// An explanation without the `  # source` of each line.
+    fn without_sources(text: &str) -> String {
+        text.lines()
+            .map(|line| line.rsplit_once("  # ").map_or(line, |(value, _)| value))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn what_the_layers_set_is_read_back_from_the_explanation() {
+        let dir = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        let user = write(
+            dir.path(),
+            "user.toml",
+            "bash = \"/bin/bash\"\n[env]\nremove = [\"A\"]\nset = { \"odd.name\" = \"1\", PLAIN = \"a 'b' \\\"c\\\"\" }\n",
+        );
+        write(
+            dir.path(),
+            PROJECT_FILE,
+            "timeout_secs = 60\n[output]\nspill_dir = \"/tmp/x\"\n[env]\nremove = [\"A\", \"B\"]\n\
+             [secrets.patterns]\ngithub_token = \"\"\nmine = \"tok_[a-z]{20}\"\n\
+             [audit]\npath = \"log/audit.jsonl\"\n\
+             [[policy.rules]]\nname = \"no-push\"\ndecision = \"deny\"\ncommand = \"git push *\"\n\
+             examples = [\"git push origin\"]\n",
+        );
+        let settings = load(dir.path(), &sources(Some(user))).unwrap_or_else(|err| panic!("{err}"));
+        let explanation = settings.explain();
+        for line in [
+            "\"odd.name\" = \"1\"  # user file",
+            "remove = [\"A\", \"B\"]  # user file",
+            "\ngithub_token = \"\"  # project file",
+            "\n# slack_token = ",
+            "\nbash = \"/bin/bash\"  # user file",
+        ] {
+            assert!(explanation.contains(line), "{line:?}: {explanation}");
+        }
+        // Read back alone, and over the layers it came from (lists keep each item once).
+        let file = write(dir.path(), "explained.toml", &explanation);
+        let alone = tempfile::tempdir().unwrap_or_else(|err| panic!("{err}"));
+        for (root, user) in [
+            (alone.path(), None),
+            (dir.path(), Some(dir.path().join("user.toml"))),
+        ] {
+            let mut sources = from_file(file.clone());
+            sources.user_file = user.clone();
+            sources.no_user_file = user.is_none();
+            let again = load(root, &sources).unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(
+                without_sources(&again.explain()),
+                without_sources(&explanation),
+                "{}",
+                again.explain()
+            );
+            assert_eq!(again.config.env_set, settings.config.env_set);
+            assert_eq!(again.config.policy.rules, settings.config.policy.rules);
+        }
     }
 
     fn env_error(vars: &[(&str, &str)]) -> Result<Settings, String> {
