@@ -51,12 +51,50 @@ enum Command {
     /// Layers, later ones winning: defaults, ~/.config/agent-bash/config.toml,
     /// <root>/.agent-bash.toml, --config FILE, AGENT_BASH_* variables, flags.
     Config(ConfigArgs),
+    /// The kernel sandbox: `agent-bash sandbox probe` shows what this kernel enforces.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Show what the policy decides for a command, without running anything.
     ///
     /// Prints each simple command found (through pipelines, lists, substitutions, `bash -c`,
     /// `eval`, wrappers such as `sudo` or `xargs`), the decision on it and the rule that
     /// decided, then the overall decision. Exits 0 for allow, 1 for ask, 2 for deny.
     Check(CheckArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum SandboxCommand {
+    /// Print what this kernel enforces (Landlock, seccomp, namespaces, a pids cgroup) and,
+    /// for each mode, what it would leave unenforced.
+    Probe,
+}
+
+/// The sandbox of every call: the flags of `run` and `mcp` (settings `sandbox.mode` and
+/// `sandbox.network`).
+#[derive(Args, Debug)]
+pub(crate) struct SandboxArgs {
+    /// Confine commands with the kernel sandbox: `off`, `workspace-write` (write only the
+    /// root, temp dirs and caches) or `read-only`.
+    #[arg(long, value_name = "MODE", value_parser = ["off", "workspace-write", "read-only"])]
+    sandbox: Option<String>,
+    /// No network for commands (only Unix sockets).
+    #[arg(long)]
+    no_network: bool,
+}
+
+impl SandboxArgs {
+    /// The flags as settings values.
+    pub(crate) fn flags(&self) -> Vec<(String, toml::Value)> {
+        let mut flags: Vec<(String, toml::Value)> = self
+            .sandbox
+            .iter()
+            .map(|mode| flag("sandbox.mode", mode.as_str()))
+            .collect();
+        if self.no_network {
+            flags.push(flag("sandbox.network", false));
+        }
+        flags
+    }
 }
 
 /// Where a session is rooted and which settings it reads: the flags of every command that
@@ -115,6 +153,8 @@ struct ConfigArgs {
 struct McpArgs {
     #[command(flatten)]
     session: SessionArgs,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
     /// Log debugging detail (every request and notification) to stderr.
     #[arg(long, short)]
     verbose: bool,
@@ -171,6 +211,9 @@ enum SchemaFormat {
 }
 
 fn main() -> ExitCode {
+    // A confined call re-executes this program as its supervisor: that must happen before
+    // anything else (no thread, no runtime).
+    agent_bash_core::sandbox::supervise_if_asked();
     match run_cli() {
         Ok(code) => code,
         Err(err) => {
@@ -188,6 +231,7 @@ fn run_cli() -> anyhow::Result<ExitCode> {
         Command::Schema(args) => schema(&args),
         Command::Config(args) => show_config(args),
         Command::Check(args) => check(args),
+        Command::Sandbox(SandboxCommand::Probe) => probe(),
     }
 }
 
@@ -248,11 +292,47 @@ fn settings(
         flags,
         ..Sources::default()
     };
-    let settings = agent_bash_core::settings::load(root, &sources)?;
+    let mut settings = agent_bash_core::settings::load(root, &sources)?;
     for ignored in &settings.ignored {
         eprintln!("agent-bash: {ignored}");
     }
+    // This program supervises its own confined calls (`supervise_if_asked` in `main`).
+    settings.config.supervisor =
+        Some(std::env::current_exe().context("cannot find this program's own path")?);
     Ok(settings)
+}
+
+/// `agent-bash sandbox probe`: the kernel's features, then each mode's gaps.
+fn probe() -> anyhow::Result<ExitCode> {
+    use agent_bash_core::sandbox::{self, SandboxConfig, SandboxMode};
+    // Before any thread: the probe forks.
+    let probe = sandbox::probe();
+    let mut text = probe.report();
+    let modes = [
+        (SandboxMode::WorkspaceWrite, true),
+        (SandboxMode::WorkspaceWrite, false),
+        (SandboxMode::ReadOnly, false),
+    ];
+    for (mode, network) in modes {
+        let config = SandboxConfig {
+            mode,
+            network,
+            ..SandboxConfig::default()
+        };
+        let gaps = sandbox::gaps_of(&config, &probe);
+        let network = if network { "network on" } else { "network off" };
+        text.push_str(&format!("\n{} ({network}): ", mode.name()));
+        if gaps.is_empty() {
+            text.push_str("fully enforced");
+        } else {
+            text.push_str("not enforced:");
+            for gap in gaps {
+                text.push_str(&format!("\n  - {gap}"));
+            }
+        }
+    }
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn show_config(args: ConfigArgs) -> anyhow::Result<ExitCode> {
@@ -298,6 +378,7 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
 fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     init_logging(args.verbose, args.log_file.as_deref())?;
     let mut flags = structured_flag(args.structured);
+    flags.extend(args.sandbox.flags());
     if let Some(max_jobs) = args.max_jobs {
         flags.push(flag("max_jobs", int(max_jobs)));
     }

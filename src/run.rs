@@ -42,6 +42,8 @@ Exit status:
 pub(crate) struct RunArgs {
     #[command(flatten)]
     session: SessionArgs,
+    #[command(flatten)]
+    sandbox: crate::SandboxArgs,
     /// Working directory, relative to the root or absolute.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -153,6 +155,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let flags = budget_flags
         .into_iter()
         .filter_map(|(key, value)| value.map(|value| flag(key, int(value))))
+        .chain(args.sandbox.flags())
         .collect();
     let (root, settings) = args.session.load(flags)?;
     let mut config = settings.config;

@@ -77,6 +77,12 @@ pub struct Config {
     pub mcp: McpConfig,
     /// Which project roots are trusted: their project file is read in full.
     pub trust: TrustConfig,
+    /// The kernel sandbox of commands (`[sandbox]`).
+    pub sandbox: crate::sandbox::SandboxConfig,
+    /// The executable that supervises confined calls: a program that calls
+    /// `sandbox::supervise_if_asked` first thing in `main` (the `agent-bash` binary sets
+    /// itself). `None`: a call the sandbox confines fails with `Error::Sandbox`.
+    pub supervisor: Option<PathBuf>,
 }
 
 /// Trusted project roots (`[trust] roots`): only the user's own layers set them.
@@ -268,6 +274,8 @@ impl Default for Config {
             audit: AuditConfig::default(),
             mcp: McpConfig::default(),
             trust: TrustConfig::default(),
+            sandbox: crate::sandbox::SandboxConfig::default(),
+            supervisor: None,
         }
     }
 }

@@ -138,6 +138,13 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The sandbox cannot confine the call as asked: a call that asks for less than the
+    /// settings, a kernel that cannot enforce a required sandbox, a supervisor that failed.
+    #[error("sandbox: {reason}")]
+    Sandbox {
+        /// What is wrong, and what would do.
+        reason: String,
+    },
 }
 
 /// `it has none`, or `its jobs are 1, 2`.
@@ -172,6 +179,7 @@ impl Error {
             Error::Signal { .. } => "signal",
             Error::Script { .. } => "script",
             Error::OutputDir { .. } => "output_dir",
+            Error::Sandbox { .. } => "sandbox",
         }
     }
 

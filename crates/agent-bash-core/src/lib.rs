@@ -53,6 +53,7 @@ mod policy;
 mod process;
 pub mod render;
 mod request;
+pub mod sandbox;
 mod session;
 pub mod settings;
 

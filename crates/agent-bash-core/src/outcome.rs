@@ -52,6 +52,10 @@ pub struct Outcome {
     pub left_running: Vec<ProcessInfo>,
     /// What the exit status usually means, when it is easy to misread.
     pub exit_hint: Option<String>,
+    /// A sandboxed command failed on a write or a connection the sandbox refused: which,
+    /// and the setting that would allow it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_hint: Option<String>,
     /// Things the caller should know (a clamped timeout, a spill file that failed, jobs
     /// that ended since the previous call…); `render` words them.
     pub notes: Vec<Note>,
@@ -150,6 +154,13 @@ pub enum Note {
     JobReadFailed {
         /// Why the read failed.
         error: String,
+    },
+    /// The call ran sandboxed, but this kernel cannot enforce all of its mode.
+    SandboxGaps {
+        /// The sandbox mode (`workspace-write`, `read-only`, or `off` with the network off).
+        mode: String,
+        /// What is not enforced, and the kernel feature each needs.
+        gaps: Vec<String>,
     },
 }
 
@@ -260,6 +271,7 @@ pub(crate) fn assemble(
         stderr_stats,
         left_running,
         exit_hint,
+        sandbox_hint: None,
         notes,
         job_id: None,
         job: None,

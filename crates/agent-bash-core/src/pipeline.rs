@@ -15,6 +15,7 @@ use crate::policy::{self, Approval, Approver, Decision, Verdict};
 use crate::process::pump::Pump;
 use crate::process::spawn;
 use crate::request::{self, Call, Request};
+use crate::sandbox::{self, Confinement};
 use crate::session::{Finished, Session};
 use crate::{audit, render};
 
@@ -69,12 +70,18 @@ pub(crate) async fn run(
 async fn execute(session: &Session, call: &Call, hooks: Hooks<'_>) -> Result<Finished, Error> {
     // 3. Plan: program, arguments, environment, limits (the sandbox will transform it).
     let id = session.calls.fetch_add(1, Ordering::Relaxed) + 1;
-    let plan = plan::plan(call, id, &session.environment())?;
+    let mut environment = session.environment();
+    environment.sandboxing = session.sandboxing(call.sandbox)?;
+    let plan = plan::plan(call, id, &environment)?;
     let limits = plan.limits;
+    let confinement = plan
+        .confined
+        .as_ref()
+        .map(|confined| confined.confinement.clone());
     // A background start takes its job place first: refused rather than started.
     let reserved = reserve_background(session, call)?;
     // 4. Spawn.
-    let pump = Pump::new(spawn::start(plan)?, limits.stop, limits.io_drain);
+    let pump = Pump::new(spawn::start(plan).await?, limits.stop, limits.io_drain);
     // 5. Collect, until the call is over (or the command is handed over to a job).
     let [stdout, stderr] =
         [Stream::Stdout, Stream::Stderr].map(|stream| capture(session, id, stream));
@@ -84,7 +91,36 @@ async fn execute(session: &Session, call: &Call, hooks: Hooks<'_>) -> Result<Fin
         collect::collect(pump, &limits, hooks, stdout, stderr).await
     };
     // 6. Assemble the outcome; what still runs becomes a job.
-    Ok(assemble(session, call, &limits, captured, reserved).await)
+    let mut finished = assemble(session, call, &limits, captured, reserved).await;
+    if let Some(confinement) = confinement {
+        explain_sandbox(session, call, &confinement, &mut finished.outcome);
+    }
+    Ok(finished)
+}
+
+/// What a sandboxed call's result says of its sandbox: what this kernel leaves unenforced,
+/// and, when the command failed on something the sandbox refused, which and what allows it.
+fn explain_sandbox(
+    session: &Session,
+    call: &Call,
+    confinement: &Confinement,
+    outcome: &mut Outcome,
+) {
+    if !confinement.gaps.is_empty() {
+        outcome.notes.push(Note::SandboxGaps {
+            mode: confinement.mode.name().to_string(),
+            gaps: confinement.gaps.clone(),
+        });
+    }
+    let failed = outcome.exit_code.is_some_and(|code| code != 0);
+    if failed {
+        outcome.sandbox_hint = sandbox::hint(
+            confinement,
+            &call.cwd,
+            &outcome.stderr,
+            std::path::Path::new(&session.user_file()),
+        );
+    }
 }
 
 /// A call the policy refused: nothing runs; the result says why and what would allow it.

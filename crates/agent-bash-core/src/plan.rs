@@ -2,8 +2,8 @@
 //! what will be started (program, arguments, working directory, environment) and the limits
 //! it runs under. Pure, but for writing a long command's script file.
 //!
-//! This is where confinement will go: a sandbox is a transform `Plan` → `Plan` (wrap the
-//! program, add what it needs), applied before `process::spawn::start`.
+//! Confinement is decided here too (`sandbox::decide`, pure): a confined plan names the
+//! supervisor that applies it, and `process::spawn::start` starts the shell under it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::output::spill::SpillDir;
 use crate::process::stop::StopTimes;
 use crate::request::Call;
+use crate::sandbox::{Confinement, Sandboxing, decide};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
 /// single argument over 128 KiB (MAX_ARG_STRLEN), and the environment shares the space.
@@ -33,6 +34,15 @@ pub(crate) struct Plan {
     /// the job the command became).
     pub(crate) script: Option<ScriptFile>,
     pub(crate) limits: Limits,
+    /// The sandbox the command runs in, and the supervisor that applies it.
+    pub(crate) confined: Option<Confined>,
+}
+
+/// A confined plan's sandbox.
+#[derive(Debug)]
+pub(crate) struct Confined {
+    pub(crate) supervisor: PathBuf,
+    pub(crate) confinement: Confinement,
 }
 
 /// The time limits of one call, and what may become a background job.
@@ -74,14 +84,33 @@ pub(crate) struct Environment<'a> {
     pub(crate) spill_dir: &'a SpillDir,
     /// Places left under the job limit as the call starts.
     pub(crate) jobs_free: usize,
+    /// The session's sandbox, when something may confine the call.
+    pub(crate) sandboxing: Option<&'a Sandboxing>,
 }
 
 /// The plan of call number `id`.
 ///
 /// # Errors
-/// `Error::Script` when a long command's script file cannot be written.
+/// `Error::Script` when a long command's script file cannot be written, `Error::Sandbox`
+/// when the call asks for a looser sandbox than the settings or the kernel cannot enforce
+/// a required one.
 pub(crate) fn plan(call: &Call, id: u64, environment: &Environment<'_>) -> Result<Plan, Error> {
     let config = environment.config;
+    let confined = match environment.sandboxing {
+        Some(sandboxing) => {
+            let decided = decide(
+                &sandboxing.config,
+                call.sandbox,
+                &sandboxing.places,
+                &sandboxing.probe,
+            )?;
+            decided.map(|confinement| Confined {
+                supervisor: sandboxing.supervisor.clone(),
+                confinement,
+            })
+        }
+        None => None,
+    };
     let (args, script) = if call.command.len() > LONGEST_ARGUMENT_BYTES {
         let script = ScriptFile::write(environment.spill_dir, id, &call.command)?;
         (vec![script.0.clone().into_os_string()], Some(script))
@@ -107,6 +136,7 @@ pub(crate) fn plan(call: &Call, id: u64, environment: &Environment<'_>) -> Resul
             detach_leftovers: jobs,
             job_timeout: (call.background && call.timeout_named).then_some(call.timeout),
         },
+        confined,
     })
 }
 
@@ -151,6 +181,7 @@ mod tests {
             timeout_named,
             background,
             description: None,
+            sandbox: (None, None),
         }
     }
 
@@ -165,6 +196,7 @@ mod tests {
             config,
             spill_dir: dir,
             jobs_free,
+            sandboxing: None,
         };
         plan(call, 3, &environment).expect("a plan")
     }

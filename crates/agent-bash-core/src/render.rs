@@ -95,7 +95,9 @@ pub fn text(outcome: &Outcome) -> String {
     if let Some(hint) = &outcome.exit_hint {
         let _ = writeln!(out, "hint: {hint}");
     }
-    if let Some(id) = outcome.job_id {
+    if let Some(hint) = &outcome.sandbox_hint {
+        let _ = writeln!(out, "hint: {hint}");
+    } else if let Some(id) = outcome.job_id {
         let _ = writeln!(
             out,
             "hint: bash_output {{\"job_id\": {id}}} reads its new output (add wait_secs to wait for more, pattern to wait for a line); bash_kill {{\"job_id\": {id}}} stops it"
@@ -325,6 +327,12 @@ pub fn note(note: &Note) -> String {
             format!("the job's {stream} file is incomplete: {error}")
         }
         Note::JobReadFailed { error } => format!("the job's output could not be read: {error}"),
+        Note::SandboxGaps { mode, gaps } => {
+            format!(
+                "sandbox `{mode}`: this kernel does not enforce: {}",
+                gaps.join("; ")
+            )
+        }
     }
 }
 

@@ -32,6 +32,13 @@ pub struct Request {
     /// written to the audit log, and shown in the job list and in progress reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A stricter sandbox than the settings' for this call (a looser one is refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
+    /// `Some(false)`: no network for this call, whatever the settings say (`Some(true)` is
+    /// refused when the settings turn the network off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
 }
 
 impl Request {
@@ -62,6 +69,18 @@ impl Request {
         self
     }
 
+    /// Runs the call under `mode` (at least as strict as the settings' mode).
+    pub fn sandbox(mut self, mode: crate::sandbox::SandboxMode) -> Request {
+        self.sandbox = Some(mode);
+        self
+    }
+
+    /// Runs the call without network access.
+    pub fn no_network(mut self) -> Request {
+        self.network = Some(false);
+        self
+    }
+
     /// Says what the command is for (see [`Request::description`]).
     pub fn description(mut self, description: impl Into<String>) -> Request {
         self.description = Some(description.into());
@@ -85,6 +104,8 @@ pub(crate) struct Call {
     /// What the command is for, as the caller said (trimmed, at most
     /// `MAX_DESCRIPTION_CHARS`; a blank one is none).
     pub(crate) description: Option<String>,
+    /// The sandbox mode and network the call asked for (`None`: the settings').
+    pub(crate) sandbox: (Option<crate::sandbox::SandboxMode>, Option<bool>),
 }
 
 /// Checks a request against the config and resolves it relative to the session `root`.
@@ -145,6 +166,7 @@ pub(crate) fn validate(request: &Request, root: &Path, config: &Config) -> Resul
             .map(|text| crate::clip(text.trim(), MAX_DESCRIPTION_CHARS))
             .filter(|text| !text.is_empty())
             .map(str::to_string),
+        sandbox: (request.sandbox, request.network),
     })
 }
 

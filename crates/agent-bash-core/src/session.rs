@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -23,6 +23,7 @@ use crate::policy::{Approver, NoApprover, Policy, Verdict};
 use crate::process::group::GroupGuard;
 use crate::process::stop::{self, StopTimes};
 use crate::request::Request;
+use crate::sandbox::{self, SandboxMode, Sandboxing};
 use crate::{audit, exit, pipeline};
 
 /// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
@@ -45,6 +46,9 @@ pub struct Session {
     /// could not become jobs.
     pub(crate) leftovers: Mutex<Vec<Arc<GroupGuard>>>,
     pub(crate) jobs: Jobs,
+    /// The kernel sandbox, set up by the first call that needs it (at once when the
+    /// settings confine every call).
+    sandboxing: OnceLock<Result<Sandboxing, Error>>,
 }
 
 /// Whether calls are recorded, and where.
@@ -146,7 +150,7 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
-        Ok(Session {
+        let session = Session {
             root,
             env,
             env_remove,
@@ -159,7 +163,63 @@ impl Session {
             calls: AtomicU64::new(0),
             leftovers: Mutex::new(Vec::new()),
             jobs: Jobs::default(),
-        })
+            sandboxing: OnceLock::new(),
+        };
+        // A sandbox the settings ask for is checked now: a kernel that cannot enforce a
+        // required one, or a missing supervisor, fails the session rather than its calls.
+        if sandbox::wanted(&session.config.sandbox, (None, None)) {
+            let sandboxing = session.sandboxing((None, None))?;
+            if let Some(sandboxing) = sandboxing {
+                sandbox::decide(
+                    &sandboxing.config,
+                    (None, None),
+                    &sandboxing.places,
+                    &sandboxing.probe,
+                )?;
+            }
+        }
+        Ok(session)
+    }
+
+    /// The sandbox of a call that asks for `asked`, if anything confines it.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` when the sandbox cannot be set up (see `Sandboxing::new`).
+    pub(crate) fn sandboxing(
+        &self,
+        asked: (Option<SandboxMode>, Option<bool>),
+    ) -> Result<Option<&Sandboxing>, Error> {
+        if !sandbox::wanted(&self.config.sandbox, asked) {
+            return Ok(None);
+        }
+        let set_up = self.sandboxing.get_or_init(|| {
+            let output = self
+                .spill_dir
+                .path()
+                .map_err(|reason| Error::OutputDir { reason })?;
+            let env = |name: &str| self.variable(name);
+            Sandboxing::new(&self.config, &self.root, &output, &env)
+        });
+        match set_up {
+            Ok(sandboxing) => Ok(Some(sandboxing)),
+            Err(err) => Err(Error::Sandbox {
+                reason: match err {
+                    Error::Sandbox { reason } => reason.clone(),
+                    other => other.to_string(),
+                },
+            }),
+        }
+    }
+
+    /// The value of the variable `name` in commands' environment.
+    fn variable(&self, name: &str) -> Option<std::ffi::OsString> {
+        if let Some((_, value)) = self.env.iter().rev().find(|(set, _)| set == name) {
+            return Some(value.into());
+        }
+        if self.env_remove.iter().any(|removed| removed == name) {
+            return None;
+        }
+        std::env::var_os(name)
     }
 
     /// The session's root directory, absolute: requests' relative `cwd`s start from it.
@@ -263,6 +323,7 @@ impl Session {
             config: &self.config,
             spill_dir: &self.spill_dir,
             jobs_free: self.config.max_jobs.saturating_sub(self.jobs.running()),
+            sandboxing: None,
         }
     }
 

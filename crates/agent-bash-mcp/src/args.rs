@@ -5,15 +5,18 @@
 //! still runs.
 
 use agent_bash_core::Request;
+use agent_bash_core::sandbox::SandboxMode;
 use serde_json::{Map, Value};
 
 /// The arguments `bash` accepts; anything else is refused (a typo must not go unnoticed).
-pub(crate) const BASH_ARGUMENTS: [&str; 5] = [
+pub(crate) const BASH_ARGUMENTS: [&str; 7] = [
     "command",
     "timeout_secs",
     "cwd",
     "background",
     "description",
+    "sandbox",
+    "network",
 ];
 /// The arguments of `bash_output`.
 pub(crate) const OUTPUT_ARGUMENTS: [&str; 3] = ["job_id", "wait_secs", "pattern"];
@@ -71,6 +74,8 @@ pub(crate) fn bash(arguments: Option<&Map<String, Value>>) -> Result<BashCall, S
             timeout_secs: args.whole("timeout_secs", 1)?,
             background: args.boolean("background")?.unwrap_or(false),
             description: args.string("description")?,
+            sandbox: args.sandbox_mode()?,
+            network: args.boolean("network")?,
         },
     })
 }
@@ -157,6 +162,15 @@ impl<'a> Args<'a> {
             Some(Value::String(text)) => Ok(Some(text.clone())),
             Some(other) => Err(format!("`{name}` must be a string, not {}", kind(other))),
         }
+    }
+
+    fn sandbox_mode(&self) -> Result<Option<SandboxMode>, String> {
+        let Some(name) = self.string("sandbox")? else {
+            return Ok(None);
+        };
+        SandboxMode::from_name(&name).map(Some).ok_or_else(|| {
+            format!("`sandbox` must be `off`, `workspace-write` or `read-only`, not `{name}`")
+        })
     }
 
     fn boolean(&self, name: &str) -> Result<Option<bool>, String> {

@@ -83,6 +83,18 @@ pub(crate) fn bash_input_schema(config: &Config) -> JsonObject {
             "description": {
                 "type": "string",
                 "description": "What the command is for, in a few words."
+            },
+            "sandbox": {
+                "type": "string",
+                "enum": ["off", "workspace-write", "read-only"],
+                "description": format!(
+                    "Kernel sandbox for this call, at least as strict as the session's (`{}`).",
+                    config.sandbox.mode.name()
+                )
+            },
+            "network": {
+                "type": "boolean",
+                "description": "false: no network for this call."
             }
         },
         "required": ["command"],

@@ -1,6 +1,8 @@
 //! The guard over a command's process group: signals it, tells whether anyone in it is
 //! alive, and kills it with SIGKILL when the last owner lets go while it is armed.
 
+use std::os::fd::OwnedFd;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal};
@@ -15,6 +17,17 @@ pub(crate) struct GroupGuard {
     leader: AtomicI32,
     /// A live member seen by the last `alive` (0: none), checked first next time.
     seen_member: AtomicI32,
+    /// The supervisor of a confined command: the subreaper of its whole tree, daemons
+    /// that left the session included.
+    supervisor: Option<Supervisor>,
+}
+
+/// The engine's hold on a supervisor: its pid, and the control pipe whose bytes are
+/// signals for the tree and whose end (this guard dropped) kills it.
+#[derive(Debug)]
+struct Supervisor {
+    pid: i32,
+    control: Mutex<Option<OwnedFd>>,
 }
 
 impl GroupGuard {
@@ -23,6 +36,20 @@ impl GroupGuard {
         GroupGuard {
             leader: AtomicI32::new(leader.unwrap_or(0)),
             seen_member: AtomicI32::new(0),
+            supervisor: None,
+        }
+    }
+
+    /// A guard over the group led by `leader`, a shell started by the supervisor
+    /// `supervisor`, which obeys the `control` pipe.
+    pub(crate) fn supervised(leader: i32, supervisor: i32, control: OwnedFd) -> GroupGuard {
+        GroupGuard {
+            leader: AtomicI32::new(leader),
+            seen_member: AtomicI32::new(0),
+            supervisor: Some(Supervisor {
+                pid: supervisor,
+                control: Mutex::new(Some(control)),
+            }),
         }
     }
 
@@ -33,11 +60,20 @@ impl GroupGuard {
 
     /// Sends `signal` to every process of the group, and to the processes of the
     /// command's session that moved to a group of their own (`setpgid`: GNU `timeout`,
-    /// `set -m`), which signalling the group alone would miss.
+    /// `set -m`), which signalling the group alone would miss. A supervisor is asked to
+    /// signal its whole tree too, which finds the daemons that left the session.
     pub(crate) fn signal(&self, signal: Signal) {
         let Some(leader) = self.leader().and_then(Pid::from_raw) else {
             return;
         };
+        if let Some(supervisor) = &self.supervisor
+            && let Some(control) = &*crate::lock(&supervisor.control)
+        {
+            // One byte per signal; a full pipe (the supervisor is stuck) loses nothing the
+            // group signal below does not do.
+            let number = u8::try_from(signal.as_raw()).unwrap_or(libc::SIGKILL as u8);
+            let _ = rustix::io::write(control, &[number]);
+        }
         // ESRCH (the group is gone) is the outcome we want.
         let _ = rustix::process::kill_process_group(leader, signal);
         for pid in procs::moved_members(leader.as_raw_nonzero().get()) {
@@ -53,6 +89,10 @@ impl GroupGuard {
         let Some(leader) = self.leader() else {
             return false;
         };
+        // A supervisor lives exactly as long as a process of its tree does.
+        if let Some(supervisor) = &self.supervisor {
+            return procs::is_live(supervisor.pid);
+        }
         // The member found last time is most often still there (a server, a daemon): one
         // check of it instead of a walk through /proc.
         let seen = self.seen_member.load(Ordering::Relaxed);
@@ -67,7 +107,11 @@ impl GroupGuard {
 
     /// The live processes of the group, for a result that lists them.
     pub(crate) fn members(&self) -> Vec<procs::ProcessInfo> {
-        self.leader().map(procs::members).unwrap_or_default()
+        match (&self.supervisor, self.leader()) {
+            (_, None) => Vec::new(),
+            (Some(supervisor), Some(_)) => procs::descendants_info(supervisor.pid),
+            (None, Some(leader)) => procs::members(leader),
+        }
     }
 
     /// The group is known empty (or was handed to someone else): dropping no longer
@@ -80,5 +124,7 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.signal(Signal::KILL);
+        // The control pipe closes with the guard: the supervisor kills what is left of its
+        // tree (a daemon outside the group) and exits.
     }
 }

@@ -72,6 +72,62 @@ fn pids() -> impl Iterator<Item = i32> {
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
 }
 
+/// The live (not zombie) descendants of `ancestor`, not itself, found through their
+/// parents in /proc: for a supervisor, which is the subreaper of its tree, that includes
+/// the daemons that left the command's session.
+pub(crate) fn descendants(ancestor: i32) -> Vec<i32> {
+    let table: Vec<(i32, i32, bool)> = pids()
+        .filter_map(|pid| {
+            let (state, parent) = state_and_parent(pid)?;
+            Some((pid, parent, !matches!(state, 'Z' | 'X')))
+        })
+        .collect();
+    let mut tree = vec![(ancestor, false)];
+    let mut next = 0;
+    while let Some(&(parent, _)) = tree.get(next) {
+        tree.extend(
+            table
+                .iter()
+                .filter(|(_, of, _)| *of == parent)
+                .map(|(pid, _, live)| (*pid, *live)),
+        );
+        next += 1;
+    }
+    tree.into_iter()
+        .filter(|(_, live)| *live)
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Live descendants of `ancestor`, with their command lines, for a result that lists them.
+pub(crate) fn descendants_info(ancestor: i32) -> Vec<ProcessInfo> {
+    let mut found: Vec<ProcessInfo> = descendants(ancestor)
+        .into_iter()
+        .map(|pid| ProcessInfo {
+            pid,
+            command: command_line(pid),
+        })
+        .collect();
+    found.sort_by_key(|process| process.pid);
+    found
+}
+
+/// True if `pid` exists and is not a zombie.
+pub(crate) fn is_live(pid: i32) -> bool {
+    state_and_parent(pid).is_some_and(|(state, _)| !matches!(state, 'Z' | 'X'))
+}
+
+/// The state letter and parent pid of `pid`, from /proc/PID/stat.
+fn state_and_parent(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let (_, fields) = stat.rsplit_once(')')?;
+    let mut fields = fields.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    Some((state, parent))
+}
+
 /// True if and only if `pid` is alive, not a zombie, and in the session `leader`.
 pub(crate) fn is_live_member(pid: i32, leader: i32) -> bool {
     // One system call rules out nearly every process of the machine; only the session's
@@ -79,15 +135,7 @@ pub(crate) fn is_live_member(pid: i32, leader: i32) -> bool {
     if session_of(pid) != Some(leader) {
         return false;
     }
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let Some((_, fields)) = stat.rsplit_once(')') else {
-        return false;
-    };
-    let state = fields.split_ascii_whitespace().next();
-    !matches!(state, Some("Z" | "X"))
+    is_live(pid)
 }
 
 fn command_line(pid: i32) -> String {

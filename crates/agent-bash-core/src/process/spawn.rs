@@ -36,7 +36,8 @@ use tokio::net::unix::pipe::Receiver;
 
 use super::group::GroupGuard;
 use crate::error::Error;
-use crate::plan::{Plan, ScriptFile};
+use crate::plan::{Confined, Plan, ScriptFile};
+use crate::sandbox::supervisor::{CONTROL_FD, EXITED, FAILED, REPORT_FD, STARTED, SUPERVISE};
 
 /// Capacity asked for each output pipe (the Linux default is 64 KiB).
 const PIPE_BYTES: usize = 1024 * 1024;
@@ -59,11 +60,12 @@ pub(crate) struct Running {
     pub(crate) script: Option<ScriptFile>,
 }
 
-/// Starts `plan`.
+/// Starts `plan`: the shell directly, or under its supervisor when the plan is confined.
 ///
 /// # Errors
-/// `Error::Spawn` when the program cannot be executed.
-pub(crate) fn start(plan: Plan) -> Result<Running, Error> {
+/// `Error::Spawn` when the program cannot be executed; `Error::Sandbox` when the
+/// supervisor could not confine and start it.
+pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
     let spawn_error = |source| Error::Spawn {
         argv0: plan.program.clone(),
         source,
@@ -71,22 +73,75 @@ pub(crate) fn start(plan: Plan) -> Result<Running, Error> {
     let (stdout, stdout_writer) = output_pipe().map_err(spawn_error)?;
     let (stderr, stderr_writer) = output_pipe().map_err(spawn_error)?;
     let started = Instant::now();
-    let pid = posix_spawn(&plan, stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd())
-        .map_err(spawn_error)?;
+    let (shell, guard) = match &plan.confined {
+        None => {
+            let pid = posix_spawn(
+                &plan,
+                &plan.program,
+                &plan.args,
+                [stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd()],
+                None,
+            )
+            .map_err(spawn_error)?;
+            (Shell::new(pid), GroupGuard::new(Some(pid)))
+        }
+        Some(confined) => {
+            let fds = [stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd()];
+            supervised(&plan, confined, fds).await?
+        }
+    };
     // The child has its copies; the command's end of the pipes must close with it alone.
     drop((stdout_writer, stderr_writer));
-    let shell = Shell::new(pid);
-    let guard = Arc::new(GroupGuard::new(Some(pid)));
     let stdout = Receiver::from_owned_fd(stdout).map_err(spawn_error)?;
     let stderr = Receiver::from_owned_fd(stderr).map_err(spawn_error)?;
     Ok(Running {
         shell,
         stdout,
         stderr,
-        guard,
+        guard: Arc::new(guard),
         started,
         script: plan.script,
     })
+}
+
+/// Starts the supervisor of a confined plan, and waits for its report that the shell runs
+/// (or why it could not).
+async fn supervised(
+    plan: &Plan,
+    confined: &Confined,
+    output: [RawFd; 2],
+) -> Result<(Shell, GroupGuard), Error> {
+    let failed = |reason: String| Error::Sandbox { reason };
+    let io_failed = |err: io::Error| failed(format!("the supervisor: {err}"));
+    let spec = serde_json::to_string(&confined.confinement)
+        .map_err(|err| failed(format!("the confinement: {err}")))?;
+    let mut args: Vec<OsString> = vec![SUPERVISE.into(), spec.into(), plan.program.clone().into()];
+    args.extend(plan.args.iter().cloned());
+    let (report, report_writer) =
+        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
+    let (control_reader, control) =
+        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
+    // Numbers above the child's 0 to 4, so that placing one cannot overwrite another.
+    let high =
+        |fd: &OwnedFd| rustix::io::fcntl_dupfd_cloexec(fd, 10).map_err(|e| io_failed(e.into()));
+    let (report_writer, control_reader) = (high(&report_writer)?, high(&control_reader)?);
+    let extra = [
+        (report_writer.as_raw_fd(), REPORT_FD),
+        (control_reader.as_raw_fd(), CONTROL_FD),
+    ];
+    let supervisor =
+        posix_spawn(plan, &confined.supervisor, &args, output, Some(extra)).map_err(|source| {
+            Error::Spawn {
+                argv0: confined.supervisor.clone(),
+                source,
+            }
+        })?;
+    drop((report_writer, control_reader));
+    let mut shell = Shell::supervised(supervisor, report).map_err(io_failed)?;
+    match shell.started().await {
+        Ok(pid) => Ok((shell, GroupGuard::supervised(pid, supervisor, control))),
+        Err(why) => Err(failed(why)),
+    }
 }
 
 /// A pipe for one output stream: the reading end (non-blocking, ours) and the writing end
@@ -129,12 +184,18 @@ fn environment(plan: &Plan) -> io::Result<Vec<CString>> {
         .collect()
 }
 
-/// posix_spawn(3) of the plan's program in a new session, with stdin from /dev/null, the
+/// posix_spawn(3) of `program` (the plan's, or the supervisor) in a new session, with stdin from /dev/null, the
 /// given descriptors as stdout and stderr, and every signal at its default disposition
 /// (this process ignores SIGPIPE, and an ignored signal stays ignored across exec).
-fn posix_spawn(plan: &Plan, stdout: RawFd, stderr: RawFd) -> io::Result<i32> {
-    let mut argv = vec![c_string(plan.program.as_os_str().as_bytes())?];
-    for arg in &plan.args {
+fn posix_spawn(
+    plan: &Plan,
+    program: &Path,
+    args: &[OsString],
+    [stdout, stderr]: [RawFd; 2],
+    extra: Option<[(RawFd, RawFd); 2]>,
+) -> io::Result<i32> {
+    let mut argv = vec![c_string(program.as_os_str().as_bytes())?];
+    for arg in args {
         argv.push(c_string(arg.as_bytes())?);
     }
     let envp = environment(plan)?;
@@ -142,7 +203,7 @@ fn posix_spawn(plan: &Plan, stdout: RawFd, stderr: RawFd) -> io::Result<i32> {
     let null = c_string(b"/dev/null")?;
     let argv = null_terminated(&argv);
     let envp = null_terminated(&envp);
-    let spawn = if has_slash(&plan.program) {
+    let spawn = if has_slash(program) {
         libc::posix_spawn
     } else {
         libc::posix_spawnp
@@ -176,6 +237,13 @@ fn posix_spawn(plan: &Plan, stdout: RawFd, stderr: RawFd) -> io::Result<i32> {
                 stderr,
                 2,
             ))?;
+            for (fd, number) in extra.into_iter().flatten() {
+                check(libc::posix_spawn_file_actions_adddup2(
+                    &mut actions,
+                    fd,
+                    number,
+                ))?;
+            }
             check(libc::posix_spawn_file_actions_addchdir_np(
                 &mut actions,
                 cwd.as_ptr(),
@@ -232,25 +300,112 @@ fn check(code: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// The shell process, waited for without holding a thread.
+/// The shell process, waited for without holding a thread: our child, or, for a confined
+/// call, the grandchild its supervisor reports on.
 #[derive(Debug)]
 pub(crate) struct Shell {
-    pid: i32,
-    /// Readable once the process has exited; `None` on kernels without pidfds.
+    /// Our child: the shell, or the supervisor of a confined one.
+    child: i32,
+    /// Readable once the child has exited; `None` on kernels without pidfds.
     pidfd: Option<AsyncFd<OwnedFd>>,
+    /// A confined shell's report pipe: the supervisor says there that the shell runs, then
+    /// how it exited.
+    report: Option<Report>,
     status: Option<ExitStatus>,
+    reaped: bool,
+}
+
+/// The engine's end of a supervisor's report pipe, and what was read but not yet used.
+#[derive(Debug)]
+struct Report {
+    pipe: AsyncFd<OwnedFd>,
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl Report {
+    /// Reads what the pipe holds now (without waiting).
+    fn read_now(&mut self) -> io::Result<()> {
+        let mut buffer = [0u8; 512];
+        while !self.ended {
+            match rustix::io::read(self.pipe.get_ref(), &mut buffer) {
+                Ok(0) => self.ended = true,
+                Ok(count) => self.pending.extend_from_slice(&buffer[..count]),
+                Err(rustix::io::Errno::AGAIN) => return Ok(()),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the pipe may have more to read.
+    async fn more(&mut self) -> io::Result<()> {
+        if !self.ended {
+            self.pipe.readable().await?.clear_ready();
+        }
+        self.read_now()
+    }
+
+    /// The number of the message `tag` at the head of what was read, taken off it.
+    fn take(&mut self, tag: u8) -> Option<i32> {
+        if self.pending.first() != Some(&tag) || self.pending.len() < 5 {
+            return None;
+        }
+        let number: [u8; 4] = self.pending[1..5].try_into().ok()?;
+        self.pending.drain(..5);
+        Some(i32::from_ne_bytes(number))
+    }
 }
 
 impl Shell {
     fn new(pid: i32) -> Shell {
-        let pidfd = Pid::from_raw(pid)
-            .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::NONBLOCK).ok())
-            // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open until dropped.
-            .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.ok());
         Shell {
-            pid,
-            pidfd,
+            child: pid,
+            pidfd: pidfd(pid),
+            report: None,
             status: None,
+            reaped: false,
+        }
+    }
+
+    /// The shell a supervisor (our child `supervisor`) starts, reporting on `report`.
+    fn supervised(supervisor: i32, report: OwnedFd) -> io::Result<Shell> {
+        rustix::io::ioctl_fionbio(&report, true)?;
+        Ok(Shell {
+            child: supervisor,
+            pidfd: None,
+            report: Some(Report {
+                // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open until dropped.
+                pipe: unsafe { AsyncFd::register_with_interest(report, Interest::READABLE) }?,
+                pending: Vec::new(),
+                ended: false,
+            }),
+            status: None,
+            reaped: false,
+        })
+    }
+
+    /// Waits for the supervisor's word that the shell runs: its pid, or why it does not.
+    async fn started(&mut self) -> Result<i32, String> {
+        let Some(report) = &mut self.report else {
+            return Ok(self.child);
+        };
+        loop {
+            if let Some(pid) = report.take(STARTED) {
+                return Ok(pid);
+            }
+            if report.ended {
+                let why = match report.pending.split_first() {
+                    Some((&FAILED, why)) => String::from_utf8_lossy(why).into_owned(),
+                    _ => {
+                        let status = self.reap();
+                        format!("the supervisor ended without starting the shell ({status:?})")
+                    }
+                };
+                return Err(why);
+            }
+            report.more().await.map_err(|err| err.to_string())?;
         }
     }
 
@@ -260,36 +415,77 @@ impl Shell {
             if let Some(status) = self.try_wait()? {
                 return Ok(status);
             }
-            match &self.pidfd {
-                Some(pidfd) => pidfd.readable().await?.clear_ready(),
-                None => tokio::time::sleep(STATUS_POLL).await,
+            match (&mut self.report, &self.pidfd) {
+                (Some(report), _) => report.more().await?,
+                (None, Some(pidfd)) => pidfd.readable().await?.clear_ready(),
+                (None, None) => tokio::time::sleep(STATUS_POLL).await,
             }
         }
     }
 
     /// The exit status if the shell has exited, without waiting.
     pub(crate) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        if self.status.is_none() {
-            let mut raw = 0;
-            // SAFETY: waitpid(2) on our own child, writing to a local.
-            let reaped = unsafe { libc::waitpid(self.pid, &mut raw, libc::WNOHANG) };
-            if reaped < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if reaped == self.pid {
-                self.status = Some(ExitStatus::from_raw(raw));
-            }
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
+        let Some(report) = &mut self.report else {
+            self.status = self.try_reap()?;
+            return Ok(self.status);
+        };
+        report.read_now()?;
+        if let Some(raw) = report.take(EXITED) {
+            self.status = Some(ExitStatus::from_raw(raw));
+        } else if report.ended {
+            // The supervisor is gone without a word on the shell: its own status is all
+            // there is (it ends on its own only once the shell has).
+            self.status = self.reap();
         }
         Ok(self.status)
     }
+
+    /// Reaps the child if it has exited.
+    fn try_reap(&mut self) -> io::Result<Option<ExitStatus>> {
+        if self.reaped {
+            return Ok(None);
+        }
+        let mut raw = 0;
+        // SAFETY: waitpid(2) on our own child, writing to a local.
+        let reaped = unsafe { libc::waitpid(self.child, &mut raw, libc::WNOHANG) };
+        if reaped < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.reaped = reaped == self.child;
+        Ok(self.reaped.then(|| ExitStatus::from_raw(raw)))
+    }
+
+    /// Waits for the child, which is ending, and reaps it.
+    fn reap(&mut self) -> Option<ExitStatus> {
+        if self.reaped {
+            return None;
+        }
+        let mut raw = 0;
+        // SAFETY: waitpid(2) on our own child, writing to a local.
+        let reaped = unsafe { libc::waitpid(self.child, &mut raw, 0) };
+        self.reaped = true;
+        (reaped == self.child).then(|| ExitStatus::from_raw(raw))
+    }
+}
+
+/// A pidfd of `pid`, watched by tokio; `None` on kernels without pidfds.
+fn pidfd(pid: i32) -> Option<AsyncFd<OwnedFd>> {
+    Pid::from_raw(pid)
+        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::NONBLOCK).ok())
+        // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open until dropped.
+        .and_then(|fd| unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.ok())
 }
 
 impl Drop for Shell {
-    /// A shell dropped before it was reaped (its group is being killed by its guard) is
-    /// reaped by a short-lived thread, so that no zombie is left in a long-lived server.
+    /// A child dropped before it was reaped (its group is being killed by its guard, or a
+    /// supervisor waits for the processes its shell left) is reaped by a short-lived
+    /// thread, so that no zombie is left in a long-lived server.
     fn drop(&mut self) {
-        if matches!(self.try_wait(), Ok(None)) {
-            let pid = self.pid;
+        if matches!(self.try_reap(), Ok(None)) && !self.reaped {
+            let pid = self.child;
             let _ = std::thread::Builder::new()
                 .name("agent-bash-reap".into())
                 .spawn(move || {
@@ -327,6 +523,7 @@ mod tests {
                 detach_leftovers: false,
                 job_timeout: None,
             },
+            confined: None,
         }
     }
 
@@ -340,11 +537,11 @@ mod tests {
     /// Runs `script` and returns its stdout and exit status.
     fn run(script: &str, env: Vec<(String, String)>) -> (String, ExitStatus, i32) {
         runtime().block_on(async {
-            let mut running = start(plan("/bin/bash", script, env)).unwrap();
+            let mut running = start(plan("/bin/bash", script, env)).await.unwrap();
             let mut out = String::new();
             running.stdout.read_to_string(&mut out).await.unwrap();
             let status = running.shell.wait().await.unwrap();
-            (out, status, running.shell.pid)
+            (out, status, running.shell.child)
         })
     }
 
@@ -386,9 +583,9 @@ mod tests {
 
     #[test]
     fn a_program_that_cannot_run_is_a_spawn_error() {
-        let _runtime = runtime();
-        let _entered = _runtime.enter();
-        let err = start(plan("/nonexistent/bash", "true", vec![])).unwrap_err();
+        let err = runtime()
+            .block_on(start(plan("/nonexistent/bash", "true", vec![])))
+            .unwrap_err();
         let Error::Spawn { source, .. } = err else {
             panic!("{err:?}");
         };
@@ -401,8 +598,8 @@ mod tests {
     fn a_dropped_shell_is_reaped() {
         let runtime = runtime();
         let pid = runtime.block_on(async {
-            let running = start(plan("/bin/bash", "sleep 0.2", vec![])).unwrap();
-            running.shell.pid
+            let running = start(plan("/bin/bash", "sleep 0.2", vec![])).await.unwrap();
+            running.shell.child
         });
         // Unreaped, it would stay in /proc as a zombie for as long as this process lives.
         let deadline = Instant::now() + Duration::from_secs(10);

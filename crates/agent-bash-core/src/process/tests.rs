@@ -99,6 +99,7 @@ fn start(command: &str, timeout: Duration, jobs_free: usize) -> Started {
         timeout_named: true,
         background: false,
         description: None,
+        sandbox: (None, None),
     };
     let bash = std::path::PathBuf::from("/bin/bash");
     let environment = Environment {
@@ -108,11 +109,14 @@ fn start(command: &str, timeout: Duration, jobs_free: usize) -> Started {
         config: &config,
         spill_dir: &spill_dir,
         jobs_free,
+        sandboxing: None,
     };
     let plan = plan::plan(&call, 1, &environment).expect("a plan");
     let limits = plan.limits;
     let pump = Pump::new(
-        super::spawn::start(plan).expect("bash starts"),
+        runtime
+            .block_on(super::spawn::start(plan))
+            .expect("bash starts"),
         limits.stop,
         limits.io_drain,
     );

@@ -16,6 +16,7 @@ use crate::config::{Config, OnTimeout, SecretsMode};
 use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
 use crate::render::decision_name;
+use crate::sandbox::SandboxMode;
 use agent_bash_policy::{Decision, Policy};
 
 /// How the values of several layers combine.
@@ -452,6 +453,87 @@ pub const SETTINGS: &[Setting] = &[
         |c| Value::Boolean(c.mcp.structured),
     ),
     Setting::new(
+        "sandbox.mode",
+        Scalar,
+        "kernel sandbox of every command: `off`, `workspace-write` or `read-only`",
+        |c, v| {
+            v.choose(SandboxMode::NAMES)
+                .map(|mode| c.sandbox.mode = mode)
+        },
+        |c| Value::String(c.sandbox.mode.name().into()),
+    ),
+    Setting::new(
+        "sandbox.network",
+        Scalar,
+        "whether sandboxed commands may use the network (false also confines mode `off`)",
+        |c, v| v.get().map(|on| c.sandbox.network = on),
+        |c| Value::Boolean(c.sandbox.network),
+    ),
+    Setting::new(
+        "sandbox.writable",
+        List,
+        "more paths `workspace-write` commands may write (absolute, or `~/`)",
+        |c, v| {
+            let paths: Vec<String> = v.get()?;
+            c.sandbox.writable = paths
+                .iter()
+                .map(|path| home_path(path))
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        },
+        |c| {
+            Value::Array(
+                c.sandbox
+                    .writable
+                    .iter()
+                    .map(|p| Value::String(p.display().to_string()))
+                    .collect(),
+            )
+        },
+    ),
+    Setting::new(
+        "sandbox.protect_git",
+        Scalar,
+        "keep the project's `.git` read-only under `workspace-write` (needs a mount namespace)",
+        |c, v| v.get().map(|on| c.sandbox.protect_git = on),
+        |c| Value::Boolean(c.sandbox.protect_git),
+    ),
+    Setting::new(
+        "sandbox.require",
+        Scalar,
+        "refuse a sandboxed call when the kernel cannot enforce all of its mode",
+        |c, v| v.get().map(|on| c.sandbox.require = on),
+        |c| Value::Boolean(c.sandbox.require),
+    ),
+    Setting::new(
+        "sandbox.limits.processes",
+        Scalar,
+        "most processes of a sandboxed command's tree at once",
+        |c, v| at_least_one(v).map(|n| c.sandbox.limits.processes = n),
+        |c| int(c.sandbox.limits.processes),
+    ),
+    Setting::new(
+        "sandbox.limits.file_size_bytes",
+        Scalar,
+        "largest file a sandboxed process may write, in bytes",
+        |c, v| at_least_one(v).map(|n| c.sandbox.limits.file_size_bytes = n),
+        |c| int(c.sandbox.limits.file_size_bytes),
+    ),
+    Setting::new(
+        "sandbox.limits.cpu_secs",
+        Scalar,
+        "most CPU seconds of one sandboxed process",
+        |c, v| at_least_one(v).map(|n| c.sandbox.limits.cpu_secs = n),
+        |c| int(c.sandbox.limits.cpu_secs),
+    ),
+    Setting::new(
+        "sandbox.limits.open_files",
+        Scalar,
+        "most open files of one sandboxed process (only ever lowered)",
+        |c, v| at_least_one(v).map(|n| c.sandbox.limits.open_files = n),
+        |c| int(c.sandbox.limits.open_files),
+    ),
+    Setting::new(
         "trust.roots",
         List,
         "project roots whose .agent-bash.toml is read in full (`*` wildcards, `~/`); others may only tighten",
@@ -470,6 +552,30 @@ fn seconds(value: Raw<'_>) -> Result<Duration, Problem> {
     match value.get()? {
         0 => Err(Problem::new("must be at least 1")),
         secs => Ok(Duration::from_secs(secs)),
+    }
+}
+
+/// A count that must be at least 1 (a limit of 0 would not mean "none").
+fn at_least_one(value: Raw<'_>) -> Result<u64, Problem> {
+    match value.get()? {
+        0 => Err(Problem::new("must be at least 1")),
+        n => Ok(n),
+    }
+}
+
+/// An absolute path, or one under the home directory written `~/…`.
+fn home_path(path: &str) -> Result<PathBuf, Problem> {
+    let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    };
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err(Problem::new(format!(
+            "`{}` is not an absolute path",
+            path.display()
+        )))
     }
 }
 

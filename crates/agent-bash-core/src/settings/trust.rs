@@ -74,7 +74,15 @@ fn admit(key: &str) -> Admit {
         | "output.spill_cap_bytes"
         | "output.session_cap_bytes"
         | "secrets.min_length" => Admit::Lower,
+        "sandbox.limits.processes"
+        | "sandbox.limits.file_size_bytes"
+        | "sandbox.limits.cpu_secs"
+        | "sandbox.limits.open_files" => Admit::Lower,
         "on_timeout" => Admit::Stricter(&["background", "kill"]),
+        "sandbox.mode" => Admit::Stricter(&["off", "workspace-write", "read-only"]),
+        "sandbox.network" => Admit::Stricter(&["true", "false"]),
+        "sandbox.protect_git" | "sandbox.require" => Admit::Stricter(&["false", "true"]),
+        "sandbox.writable" => Admit::Never("it widens what sandboxed commands may write"),
         "secrets.mode" => Admit::Stricter(&["pass", "redact", "remove"]),
         "policy.default" | "policy.unknown" => Admit::Stricter(&["allow", "ask", "deny"]),
         "audit.enabled" => Admit::Stricter(&["false", "true"]),
@@ -379,6 +387,43 @@ mod tests {
             Some("[audit]\npath = \"/tmp/elsewhere.jsonl\""),
         ),
         ("mcp.structured", Some("[mcp]\nstructured = true"), None),
+        (
+            "sandbox.mode",
+            Some("[sandbox]\nmode = \"read-only\""),
+            None,
+        ),
+        ("sandbox.network", Some("[sandbox]\nnetwork = false"), None),
+        (
+            "sandbox.writable",
+            None,
+            Some("[sandbox]\nwritable = [\"/etc\"]"),
+        ),
+        (
+            "sandbox.protect_git",
+            Some("[sandbox]\nprotect_git = true"),
+            None,
+        ),
+        ("sandbox.require", Some("[sandbox]\nrequire = true"), None),
+        (
+            "sandbox.limits.processes",
+            Some("[sandbox.limits]\nprocesses = 100"),
+            Some("[sandbox.limits]\nprocesses = 100000"),
+        ),
+        (
+            "sandbox.limits.file_size_bytes",
+            Some("[sandbox.limits]\nfile_size_bytes = 1000"),
+            Some("[sandbox.limits]\nfile_size_bytes = 100000000000000"),
+        ),
+        (
+            "sandbox.limits.cpu_secs",
+            Some("[sandbox.limits]\ncpu_secs = 10"),
+            Some("[sandbox.limits]\ncpu_secs = 100000000"),
+        ),
+        (
+            "sandbox.limits.open_files",
+            Some("[sandbox.limits]\nopen_files = 100"),
+            Some("[sandbox.limits]\nopen_files = 10000000"),
+        ),
         ("trust.roots", None, Some("[trust]\nroots = [\"/\"]")),
     ];
 

@@ -1,0 +1,344 @@
+//! What the shell's process applies to itself, after the supervisor forked it and before
+//! it execs bash, in this order: a session of its own, the pids cgroup, resource limits,
+//! namespaces (user, mount, network) with the filesystem read-only but for the writable
+//! set, Landlock (writes, TCP, signals and abstract sockets), and seccomp (no mounts, no
+//! new namespaces, no kernel modules; no sockets but Unix ones with the network off).
+//!
+//! It runs in a forked child of the single-threaded supervisor, so it may allocate.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use super::ResourceLimits;
+use super::decide::Confinement;
+use super::supervisor::Cgroup;
+
+/// The architecture seccomp filters are built for.
+#[cfg(target_arch = "x86_64")]
+pub(super) const ARCH: TargetArch = TargetArch::x86_64;
+#[cfg(target_arch = "aarch64")]
+pub(super) const ARCH: TargetArch = TargetArch::aarch64;
+
+/// The Landlock ABI whose rights are asked for (the crate leaves out what the kernel lacks).
+const LANDLOCK_ABI: ABI = ABI::V7;
+
+/// Confines the calling process as `spec` says.
+pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), String> {
+    // SAFETY: setsid(2) of this child, which leads no group yet.
+    if unsafe { libc::setsid() } < 0 {
+        return Err(format!("setsid: {}", std::io::Error::last_os_error()));
+    }
+    if let Some(cgroup) = cgroup {
+        cgroup
+            .join()
+            .map_err(|err| format!("joining the pids cgroup: {err}"))?;
+    }
+    limits(&spec.limits)?;
+    namespaces(spec)?;
+    if spec.layers.landlock {
+        landlock(spec).map_err(|err| format!("landlock: {err}"))?;
+    }
+    if spec.layers.seccomp {
+        seccomp(spec).map_err(|err| format!("seccomp: {err}"))?;
+    }
+    Ok(())
+}
+
+fn limits(limits: &ResourceLimits) -> Result<(), String> {
+    let root = rustix::process::geteuid().is_root();
+    let mut wanted = vec![
+        (libc::RLIMIT_FSIZE, limits.file_size_bytes),
+        (libc::RLIMIT_CPU, limits.cpu_secs),
+        (libc::RLIMIT_NOFILE, limits.open_files),
+    ];
+    if !root {
+        // Root's processes are never counted against RLIMIT_NPROC: the cgroup does it.
+        wanted.push((libc::RLIMIT_NPROC, limits.processes));
+    }
+    for (resource, value) in wanted.into_iter().filter(|(_, value)| *value > 0) {
+        lower(resource, value).map_err(|err| format!("setrlimit({resource}): {err}"))?;
+    }
+    Ok(())
+}
+
+/// Lowers both limits of `resource` to `value` (never raises them).
+fn lower(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit of this process, through a local.
+    unsafe {
+        if libc::getrlimit(resource, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        limit.rlim_cur = limit.rlim_cur.min(value);
+        limit.rlim_max = limit.rlim_max.min(value);
+        if libc::setrlimit(resource, &limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn namespaces(spec: &Confinement) -> Result<(), String> {
+    let layers = &spec.layers;
+    let mut flags = 0;
+    if layers.mount_ns {
+        flags |= libc::CLONE_NEWNS;
+    }
+    if layers.net_ns {
+        flags |= libc::CLONE_NEWNET;
+    }
+    if flags == 0 {
+        return Ok(());
+    }
+    let (uid, gid) = (rustix::process::getuid(), rustix::process::getgid());
+    if layers.user_ns {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: unshare(2) of this single-threaded child.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+    }
+    if layers.user_ns {
+        let maps = [
+            ("/proc/self/setgroups", "deny".to_string()),
+            ("/proc/self/uid_map", format!("{0} {0} 1", uid.as_raw())),
+            ("/proc/self/gid_map", format!("{0} {0} 1", gid.as_raw())),
+        ];
+        for (file, map) in maps {
+            std::fs::write(file, map).map_err(|err| format!("{file}: {err}"))?;
+        }
+    }
+    if layers.mount_ns {
+        mounts(spec)?;
+    }
+    Ok(())
+}
+
+/// Makes every mount read-only but the writable set (bind-mounted onto itself first),
+/// then the read-only paths inside it (a protected `.git`).
+fn mounts(spec: &Confinement) -> Result<(), String> {
+    mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
+    let Some(writable) = &spec.writable else {
+        return Ok(());
+    };
+    // A path inside another writable one is covered by it (its bind copies the mounts
+    // below, and the flag is cleared recursively): one mount fewer.
+    let outermost: Vec<&Path> = writable
+        .iter()
+        .filter(|path| {
+            !writable
+                .iter()
+                .any(|other| other != *path && path.starts_with(other))
+        })
+        .map(PathBuf::as_path)
+        .collect();
+    for path in &outermost {
+        mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
+    }
+    read_only(Path::new("/"), true)?;
+    for path in &outermost {
+        read_only(path, false)?;
+    }
+    for path in &spec.read_only {
+        mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
+        read_only(path, true)?;
+    }
+    // The working directory still points into the mount it was on before the binds:
+    // entered again by name, it is in the writable mount over it.
+    if let Ok(cwd) = std::env::current_dir() {
+        std::env::set_current_dir(&cwd).map_err(|err| format!("chdir {}: {err}", cwd.display()))?;
+    }
+    Ok(())
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| format!("{}: a NUL byte", path.display()))
+}
+
+fn mount(source: Option<&Path>, target: &Path, flags: libc::c_ulong) -> Result<(), String> {
+    let target_c = c_path(target)?;
+    let source_c = source.map(c_path).transpose()?;
+    // SAFETY: mount(2) with strings that outlive the call; this process's own namespace.
+    let done = unsafe {
+        libc::mount(
+            source_c.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+            target_c.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if done != 0 {
+        return Err(format!(
+            "mount {}: {}",
+            target.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// `struct mount_attr` of mount_setattr(2).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+/// Sets (or clears) the read-only flag of the mount at `path` and every mount below it.
+fn read_only(path: &Path, on: bool) -> Result<(), String> {
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    const AT_RECURSIVE: libc::c_uint = 0x8000;
+    let flag = (MOUNT_ATTR_RDONLY, 0);
+    let attr = MountAttr {
+        attr_set: if on { flag.0 } else { flag.1 },
+        attr_clr: if on { flag.1 } else { flag.0 },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let target = c_path(path)?;
+    // SAFETY: mount_setattr(2) with a path and an attribute structure that outlive it.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            AT_RECURSIVE,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if done != 0 {
+        return Err(format!(
+            "mount_setattr {}: {}",
+            path.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+fn landlock(spec: &Confinement) -> Result<(), landlock::RulesetError> {
+    let write = AccessFs::from_write(LANDLOCK_ABI);
+    let mut ruleset = Ruleset::default();
+    if spec.writable.is_some() {
+        ruleset = ruleset.handle_access(write)?;
+    }
+    if !spec.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?
+            .scope(Scope::AbstractUnixSocket)?;
+    }
+    let mut created = ruleset.scope(Scope::Signal)?.create()?;
+    for path in spec.writable.iter().flatten() {
+        let Ok(fd) = PathFd::new(path) else {
+            continue;
+        };
+        let access = if path.is_dir() {
+            write
+        } else {
+            write & AccessFs::from_file(LANDLOCK_ABI)
+        };
+        created = created.add_rule(PathBeneath::new(fd, access))?;
+    }
+    created.restrict_self().map(drop)
+}
+
+/// System calls no confined command makes: mounts, new namespaces, kernel modules, reboot,
+/// the kernel's handles to any file, BPF programs.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_bpf,
+];
+
+/// The namespace flags of clone(2) that a confined command may not use.
+const NAMESPACES: &[libc::c_int] = &[
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn seccomp(spec: &Confinement) -> Result<(), seccompiler::Error> {
+    let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().map(|&call| (call, Vec::new())).collect();
+    let clone_rules = NAMESPACES
+        .iter()
+        .map(|&flag| {
+            let flag = u64::from(flag.cast_unsigned());
+            SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )?])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    denied.insert(libc::SYS_clone, clone_rules);
+    if !spec.network {
+        let not_unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )?;
+        denied.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix])?]);
+    }
+    // clone3 passes its flags in memory, where a filter cannot look: without it, libc
+    // falls back to clone. io_uring would open sockets past the socket filter.
+    let mut missing: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    missing.insert(libc::SYS_clone3, Vec::new());
+    if !spec.network {
+        missing.insert(libc::SYS_io_uring_setup, Vec::new());
+    }
+    let filters = [(denied, libc::EPERM), (missing, libc::ENOSYS)];
+    for (rules, errno) in filters {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno.cast_unsigned()),
+            ARCH,
+        )?;
+        let program = BpfProgram::try_from(filter)?;
+        seccompiler::apply_filter(&program)?;
+    }
+    Ok(())
+}

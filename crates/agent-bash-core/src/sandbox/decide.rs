@@ -1,0 +1,423 @@
+//! What confines a call: a pure function of the settings, the call's own asks, the places
+//! of the session and what the kernel enforces (`Probe`). The plan stage calls it; the
+//! supervisor applies its result.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::places::{DEVICES, Places, existing};
+use super::probe::Probe;
+use super::{ResourceLimits, SandboxConfig, SandboxMode};
+use crate::error::Error;
+
+/// The sandbox of a session: its settings, its places, what the kernel enforces, and the
+/// supervisor executable that applies it.
+#[derive(Clone, Debug)]
+pub(crate) struct Sandboxing {
+    pub(crate) config: SandboxConfig,
+    pub(crate) places: Places,
+    pub(crate) probe: Probe,
+    pub(crate) supervisor: PathBuf,
+}
+
+impl Sandboxing {
+    /// The sandbox of a session rooted at `root` whose output directory is `output`, for
+    /// commands whose environment `env` looks up. Runs the probe through the supervisor.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` without a supervisor executable, or when it cannot be run.
+    pub(crate) fn new(
+        config: &crate::config::Config,
+        root: &Path,
+        output: &Path,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Sandboxing, Error> {
+        let supervisor = config.supervisor.clone().ok_or_else(|| Error::Sandbox {
+            reason: "no supervisor executable: a program that embeds the engine sets \
+                     `Config::supervisor` to itself and calls `sandbox::supervise_if_asked` \
+                     first in `main`"
+                .into(),
+        })?;
+        let probe = Probe::through(&supervisor).map_err(|err| Error::Sandbox {
+            reason: format!("the supervisor could not probe the kernel: {err}"),
+        })?;
+        Ok(Sandboxing {
+            config: config.sandbox.clone(),
+            places: Places::find(root, output, env),
+            probe,
+            supervisor,
+        })
+    }
+}
+
+/// Whether a call that asks for `asked` under `config` may be confined at all (when not,
+/// the session needs no sandbox for it).
+pub(crate) fn wanted(config: &SandboxConfig, asked: (Option<SandboxMode>, Option<bool>)) -> bool {
+    config.mode != SandboxMode::Off
+        || !config.network
+        || asked.0.is_some_and(|mode| mode != SandboxMode::Off)
+        || asked.1 == Some(false)
+}
+
+/// Everything the supervisor applies to one call, and what it cannot.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Confinement {
+    pub(crate) mode: SandboxMode,
+    /// The only paths that may be written; `None` when writes are not confined.
+    pub(crate) writable: Option<Vec<PathBuf>>,
+    /// Paths inside writable ones kept read-only (a protected `.git`).
+    pub(crate) read_only: Vec<PathBuf>,
+    pub(crate) network: bool,
+    pub(crate) limits: ResourceLimits,
+    /// Which kernel features apply it.
+    pub(crate) layers: Layers,
+    /// What this kernel leaves unenforced, said in the call's notes.
+    #[serde(skip)]
+    pub(crate) gaps: Vec<String>,
+}
+
+/// The kernel features a confinement uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Layers {
+    pub(crate) landlock: bool,
+    pub(crate) seccomp: bool,
+    pub(crate) user_ns: bool,
+    pub(crate) mount_ns: bool,
+    pub(crate) net_ns: bool,
+    pub(crate) pids_cgroup: Option<PathBuf>,
+}
+
+/// The confinement of a call in `cwd` that asks for `mode` and `network` (each `None`:
+/// the settings'), or `None` when nothing confines it.
+///
+/// # Errors
+/// `Error::Sandbox` when the call asks for less than the settings, or when the settings
+/// require a sandbox this kernel cannot fully enforce.
+pub(crate) fn decide(
+    config: &SandboxConfig,
+    asked: (Option<SandboxMode>, Option<bool>),
+    places: &Places,
+    probe: &Probe,
+) -> Result<Option<Confinement>, Error> {
+    let mode = match asked.0 {
+        Some(mode) if mode < config.mode => {
+            return Err(Error::Sandbox {
+                reason: format!(
+                    "a call may not loosen the sandbox: it asked for `{}`, the settings say `{}`",
+                    mode.name(),
+                    config.mode.name()
+                ),
+            });
+        }
+        asked => asked.unwrap_or(config.mode),
+    };
+    let network = match asked.1 {
+        Some(true) if !config.network => {
+            return Err(Error::Sandbox {
+                reason:
+                    "a call may not turn the network on: the settings say `sandbox.network = false`"
+                        .into(),
+            });
+        }
+        asked => asked.unwrap_or(config.network),
+    };
+    if mode == SandboxMode::Off && network {
+        return Ok(None);
+    }
+    let writable = match mode {
+        SandboxMode::Off => None,
+        SandboxMode::WorkspaceWrite => {
+            let mut paths = vec![places.root.clone()];
+            paths.extend(places.extra.iter().cloned());
+            paths.extend(config.writable.iter().cloned());
+            paths.extend(DEVICES.iter().map(PathBuf::from));
+            Some(existing(paths))
+        }
+        SandboxMode::ReadOnly => Some(existing(DEVICES.iter().map(PathBuf::from))),
+    };
+    let read_only = if config.protect_git && mode == SandboxMode::WorkspaceWrite {
+        places.git.clone()
+    } else {
+        Vec::new()
+    };
+    let layers = Layers {
+        landlock: probe.landlock_abi >= 1,
+        seccomp: probe.seccomp,
+        user_ns: !probe.root && probe.user_namespaces && (writable.is_some() || !network),
+        mount_ns: probe.mount_namespaces && writable.is_some(),
+        net_ns: probe.network_namespaces && !network,
+        pids_cgroup: probe
+            .pids_cgroup
+            .clone()
+            .filter(|_| config.limits.processes > 0),
+    };
+    let mut confinement = Confinement {
+        mode,
+        writable,
+        read_only,
+        network,
+        limits: config.limits,
+        layers,
+        gaps: Vec::new(),
+    };
+    confinement.gaps = gaps(&confinement, probe);
+    if config.require && !confinement.gaps.is_empty() {
+        return Err(Error::Sandbox {
+            reason: format!(
+                "`sandbox.require` is set and this kernel cannot enforce all of it: {}",
+                confinement.gaps.join("; ")
+            ),
+        });
+    }
+    Ok(Some(confinement))
+}
+
+/// What a call under `config` would leave unenforced on a kernel that offers `probe`
+/// (`agent-bash sandbox probe`).
+pub fn gaps_of(config: &SandboxConfig, probe: &Probe) -> Vec<String> {
+    let config = SandboxConfig {
+        require: false,
+        ..config.clone()
+    };
+    decide(&config, (None, None), &Places::default(), probe)
+        .ok()
+        .flatten()
+        .map(|confinement| confinement.gaps)
+        .unwrap_or_default()
+}
+
+/// What `confinement` leaves unenforced on a kernel that offers `probe`.
+fn gaps(confinement: &Confinement, probe: &Probe) -> Vec<String> {
+    let layers = &confinement.layers;
+    let mut gaps = Vec::new();
+    let mut gap = |missing: bool, what: &str| {
+        if missing {
+            gaps.push(what.to_string());
+        }
+    };
+    let files = confinement.writable.is_some();
+    gap(
+        files && !layers.landlock && !layers.mount_ns,
+        "writes are not confined (needs Landlock or a mount namespace)",
+    );
+    gap(
+        files && !layers.mount_ns,
+        "chmod, chown and timestamps of files outside the writable set are not confined (needs a mount namespace)",
+    );
+    gap(
+        !confinement.read_only.is_empty() && !layers.mount_ns,
+        ".git stays writable (keeping it read-only needs a mount namespace)",
+    );
+    let tcp = probe.landlock_abi >= 4;
+    gap(
+        !confinement.network && !layers.seccomp && !layers.net_ns && !tcp,
+        "the network is not blocked (needs seccomp, a network namespace or Landlock ABI 4)",
+    );
+    gap(
+        !confinement.network && !layers.seccomp && !layers.net_ns && tcp,
+        "UDP and DNS are not blocked, only TCP (needs seccomp or a network namespace)",
+    );
+    gap(
+        probe.landlock_abi < 6,
+        "signals to processes outside the tree and abstract Unix sockets are not blocked (needs Landlock ABI 6)",
+    );
+    gap(
+        confinement.limits.processes > 0 && layers.pids_cgroup.is_none() && probe.root,
+        "the process limit is not enforced (root ignores RLIMIT_NPROC, and no pids cgroup is writable)",
+    );
+    gap(
+        !layers.seccomp,
+        "mount, unshare and kernel-module calls are not filtered (needs seccomp)",
+    );
+    gaps
+}
+
+impl Confinement {
+    /// Whether `path` (absolute) is in the writable set.
+    pub(crate) fn may_write(&self, path: &Path) -> bool {
+        let Some(writable) = &self.writable else {
+            return true;
+        };
+        let inside = |dirs: &[PathBuf]| dirs.iter().any(|dir| path.starts_with(dir));
+        inside(writable) && !(self.layers.mount_ns && inside(&self.read_only))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full_probe() -> Probe {
+        Probe {
+            landlock_abi: 7,
+            seccomp: true,
+            user_namespaces: true,
+            mount_namespaces: true,
+            network_namespaces: true,
+            pids_cgroup: Some("/sys/fs/cgroup/pids/agent-bash".into()),
+            root: true,
+        }
+    }
+
+    fn places(dir: &Path) -> Places {
+        Places {
+            root: dir.join("root"),
+            extra: vec![dir.join("cache")],
+            git: vec![dir.join("root/.git")],
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, Places) {
+        let dir = tempfile::tempdir().unwrap();
+        let dir_path = dir.path().canonicalize().unwrap();
+        for sub in ["root/.git", "cache", "more"] {
+            std::fs::create_dir_all(dir_path.join(sub)).unwrap();
+        }
+        (dir, places(&dir_path))
+    }
+
+    #[test]
+    fn off_with_the_network_on_confines_nothing_and_each_mode_its_own_set() {
+        let (dir, places) = setup();
+        let probe = full_probe();
+        let config = SandboxConfig::default();
+        assert_eq!(
+            decide(&config, (None, None), &places, &probe).unwrap(),
+            None
+        );
+
+        let more = dir.path().canonicalize().unwrap().join("more");
+        let write = SandboxConfig {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec![more.clone(), "/nonexistent/x".into()],
+            ..SandboxConfig::default()
+        };
+        let confined = decide(&write, (None, None), &places, &probe)
+            .unwrap()
+            .unwrap();
+        let writable = confined.writable.clone().unwrap();
+        for path in [
+            &places.root,
+            &places.extra[0],
+            &more,
+            &PathBuf::from("/dev/null"),
+        ] {
+            assert!(writable.contains(path), "{path:?} in {writable:?}");
+        }
+        assert!(!writable.iter().any(|p| p.starts_with("/nonexistent")));
+        assert!(confined.may_write(&places.root.join(".git/HEAD")));
+        assert!(!confined.may_write(Path::new("/etc/passwd")));
+        assert!(confined.network && confined.gaps.is_empty(), "{confined:?}");
+        assert!(confined.layers.mount_ns && !confined.layers.net_ns);
+
+        let read_only = decide(
+            &write,
+            (Some(SandboxMode::ReadOnly), Some(false)),
+            &places,
+            &probe,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(!read_only.may_write(&places.root.join("file")));
+        assert!(read_only.may_write(Path::new("/dev/null")));
+        assert!(!read_only.network && read_only.layers.net_ns);
+
+        let network_only = SandboxConfig {
+            network: false,
+            ..SandboxConfig::default()
+        };
+        let confined = decide(&network_only, (None, None), &places, &probe)
+            .unwrap()
+            .unwrap();
+        assert_eq!(confined.writable, None);
+        assert!(!confined.layers.mount_ns && confined.layers.net_ns);
+    }
+
+    #[test]
+    fn a_call_may_tighten_but_not_loosen() {
+        let (_dir, places) = setup();
+        let config = SandboxConfig {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            ..SandboxConfig::default()
+        };
+        let probe = full_probe();
+        let off = decide(&config, (Some(SandboxMode::Off), None), &places, &probe);
+        assert!(matches!(off, Err(Error::Sandbox { .. })), "{off:?}");
+        let network = decide(&config, (None, Some(true)), &places, &probe);
+        assert!(matches!(network, Err(Error::Sandbox { .. })), "{network:?}");
+        let stricter = decide(
+            &config,
+            (Some(SandboxMode::ReadOnly), Some(false)),
+            &places,
+            &probe,
+        );
+        assert_eq!(stricter.unwrap().unwrap().mode, SandboxMode::ReadOnly);
+    }
+
+    #[test]
+    fn a_kernel_without_features_is_named_in_gaps_and_require_refuses() {
+        let (_dir, places) = setup();
+        let config = SandboxConfig {
+            mode: SandboxMode::WorkspaceWrite,
+            network: false,
+            protect_git: true,
+            ..SandboxConfig::default()
+        };
+        let bare = Probe {
+            root: true,
+            ..Probe::default()
+        };
+        let confined = decide(&config, (None, None), &places, &bare)
+            .unwrap()
+            .unwrap();
+        let gaps = confined.gaps.join("\n");
+        for expected in [
+            "writes are not confined",
+            "chmod",
+            ".git stays writable",
+            "the network is not blocked",
+            "signals",
+            "process limit",
+            "seccomp",
+        ] {
+            assert!(gaps.contains(expected), "{expected}: {gaps}");
+        }
+        // Protected, `.git` is not writable when a mount namespace keeps it read-only.
+        let full = decide(&config, (None, None), &places, &full_probe())
+            .unwrap()
+            .unwrap();
+        assert!(!full.may_write(&places.root.join(".git/HEAD")));
+        assert!(full.may_write(&places.root.join("src")));
+
+        let landlock_tcp_only = Probe {
+            landlock_abi: 4,
+            root: false,
+            ..Probe::default()
+        };
+        let tcp = decide(&config, (None, None), &places, &landlock_tcp_only)
+            .unwrap()
+            .unwrap();
+        assert!(
+            tcp.gaps.iter().any(|g| g.starts_with("UDP and DNS")),
+            "{:?}",
+            tcp.gaps
+        );
+        assert!(
+            !tcp.gaps.iter().any(|g| g.contains("process limit")),
+            "{:?}",
+            tcp.gaps
+        );
+
+        let require = SandboxConfig {
+            require: true,
+            ..config
+        };
+        let refused = decide(&require, (None, None), &places, &bare);
+        assert!(
+            matches!(refused, Err(Error::Sandbox { reason }) if reason.contains("sandbox.require"))
+        );
+        assert!(decide(&require, (None, None), &places, &full_probe()).is_ok());
+    }
+}

@@ -1,0 +1,129 @@
+//! The kernel sandbox: confinement that holds whatever the command is, because it does not
+//! depend on reading it.
+//!
+//! A confined call runs under a small supervisor: this program re-executed
+//! ([`supervise_if_asked`], before any runtime starts) with the confinement as an argument.
+//! The supervisor is the subreaper of the call's tree and the parent of its shell; it
+//! applies the confinement to the shell's process (namespaces, read-only mounts, a pids
+//! cgroup, resource limits, Landlock, seccomp) and then runs bash there.
+//!
+//! - `decide`: what a call is confined by, from the settings and the call (pure).
+//! - `places`: the default writable set (caches, temp, the project's git directory).
+//! - `probe`: what this kernel can enforce, and what each mode would leave out.
+//! - `supervisor` and `confine`: the helper process and what it applies.
+//! - `hint`: a denial explained from the evidence in the command's stderr.
+
+mod confine;
+mod decide;
+mod hint;
+mod places;
+mod probe;
+pub(crate) mod supervisor;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use decide::gaps_of;
+pub(crate) use decide::{Confinement, Sandboxing, decide, wanted};
+pub(crate) use hint::hint;
+pub use probe::{Probe, probe};
+pub use supervisor::supervise_if_asked;
+
+/// How much a sandboxed command may write.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// No confinement.
+    #[default]
+    Off,
+    /// Reads everywhere; writes in the project root, the temporary directories, the
+    /// session's output directory, the default writable set and `sandbox.writable`.
+    WorkspaceWrite,
+    /// Reads everywhere; writes nowhere (but `/dev/null` and the terminal devices).
+    ReadOnly,
+}
+
+impl SandboxMode {
+    /// Every mode, by its name in settings and on the command line.
+    pub const NAMES: &[(&str, SandboxMode)] = &[
+        ("off", SandboxMode::Off),
+        ("workspace-write", SandboxMode::WorkspaceWrite),
+        ("read-only", SandboxMode::ReadOnly),
+    ];
+
+    /// The mode's name, as settings write it.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, mode)| *mode == self)
+            .map_or("off", |(name, _)| name)
+    }
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Option<SandboxMode> {
+        Self::NAMES
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, mode)| *mode)
+    }
+}
+
+/// The sandbox's settings (`[sandbox]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// The mode of every call (a call may ask for a stricter one).
+    pub mode: SandboxMode,
+    /// Whether confined commands may use the network. Off, they get no sockets but Unix
+    /// ones (it also confines a call of mode `off`).
+    pub network: bool,
+    /// More paths a `workspace-write` command may write.
+    pub writable: Vec<PathBuf>,
+    /// Whether the project's `.git` stays read-only under `workspace-write` (it needs a
+    /// mount namespace; by default `.git` is writable, so that `git commit` works).
+    pub protect_git: bool,
+    /// Refuse to run a confined call when the kernel cannot enforce all of its mode.
+    pub require: bool,
+    /// Resource limits of confined commands.
+    pub limits: ResourceLimits,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> SandboxConfig {
+        SandboxConfig {
+            mode: SandboxMode::Off,
+            network: true,
+            writable: Vec::new(),
+            protect_git: false,
+            require: false,
+            limits: ResourceLimits::default(),
+        }
+    }
+}
+
+/// Resource limits of a confined command's tree (`[sandbox.limits]`); 0 is no limit.
+/// The defaults are far above what a large build uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceLimits {
+    /// Most processes of the tree at once (a pids cgroup; RLIMIT_NPROC for a user other
+    /// than root, which counts all of that user's processes).
+    pub processes: u64,
+    /// Largest file a process may write, in bytes (RLIMIT_FSIZE).
+    pub file_size_bytes: u64,
+    /// Most CPU seconds of one process (RLIMIT_CPU).
+    pub cpu_secs: u64,
+    /// Most open files of one process (RLIMIT_NOFILE; only ever lowered).
+    pub open_files: u64,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> ResourceLimits {
+        ResourceLimits {
+            processes: 4096,
+            file_size_bytes: 64 << 30,
+            cpu_secs: 6 * 3600,
+            open_files: 65536,
+        }
+    }
+}
