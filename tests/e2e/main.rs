@@ -16,6 +16,7 @@ mod library;
 mod output;
 mod policy;
 mod processes;
+mod sandbox;
 mod schema;
 mod secrets;
 mod support;

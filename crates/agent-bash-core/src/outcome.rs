@@ -54,7 +54,7 @@ pub struct Outcome {
     pub exit_hint: Option<String>,
     /// A sandboxed command failed on a write or a connection the sandbox refused: which,
     /// and the setting that would allow it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub sandbox_hint: Option<String>,
     /// Things the caller should know (a clamped timeout, a spill file that failed, jobs
     /// that ended since the previous call…); `render` words them.

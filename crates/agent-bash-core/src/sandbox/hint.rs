@@ -270,13 +270,31 @@ mod tests {
             hint(&confinement(&root_path, true), &root_path, &inside, file),
             None
         );
-        // A path no one could write outside the sandbox either (no such filesystem entry
-        // under /proc is writable).
-        let proc = "bash: /proc/1/cmdline: Permission denied";
-        assert_eq!(
-            hint(&confinement(&root_path, true), &root_path, proc, file),
-            None
-        );
+        // A file no one could write outside the sandbox either: immutable for root (who
+        // writes any mode), mode 000 for anyone else.
+        let outside = tempfile::tempdir().unwrap();
+        let locked = outside.path().canonicalize().unwrap().join("locked");
+        std::fs::write(&locked, "").unwrap();
+        let root_user = rustix::process::geteuid().is_root();
+        if root_user {
+            let chattr = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(&locked)
+                .status();
+            assert!(chattr.is_ok_and(|status| status.success()), "chattr +i");
+        } else {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        let real = format!("bash: {}: Operation not permitted", locked.display());
+        let found = hint(&confinement(&root_path, true), &root_path, &real, file);
+        if root_user {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&locked)
+                .status();
+        }
+        assert_eq!(found, None);
         // No refusal at all.
         let other = "error: something else went wrong at /etc/passwd";
         assert_eq!(

@@ -1,0 +1,542 @@
+//! The kernel sandbox, attacked. Each escape is tried twice: under `workspace-write` with
+//! the network off it must fail, and with the sandbox off it must succeed, so that a
+//! passing test proves the sandbox and not a broken attack. Success is judged from
+//! outside (the file outside, the listener, the process), not from the command's word.
+//!
+//! The place attacked lies in the home directory, which `workspace-write` does not make
+//! writable (only caches under it are), whatever the temporary directory of the machine.
+
+use std::io::Read as _;
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{Run, agent_bash_env, alive_with, eventually, marker};
+
+/// The sandbox of the escape suite.
+const CONFINED: &[&str] = &["--sandbox", "workspace-write", "--no-network"];
+
+/// A project root (the workspace) and a directory outside every writable place.
+struct Place {
+    root: tempfile::TempDir,
+    outside: PathBuf,
+}
+
+impl Place {
+    fn new(name: &str) -> Place {
+        let home = std::env::var_os("HOME").map(PathBuf::from).expect("HOME");
+        let outside = home.join(format!(".agent-bash-escape-{}", marker(name)));
+        std::fs::create_dir_all(&outside).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        Place { root, outside }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.root.path().canonicalize().unwrap()
+    }
+
+    fn out(&self, name: &str) -> PathBuf {
+        self.outside.join(name)
+    }
+
+    /// Runs `command` in the root: confined, or with the sandbox off; `env` adds settings.
+    fn run(&self, confined: bool, command: &str, env: &[(&str, &str)]) -> Run {
+        let root = self.root();
+        let root = root.to_str().unwrap();
+        let mut args = vec!["run", "--root", root];
+        if confined {
+            args.extend_from_slice(CONFINED);
+        }
+        args.extend_from_slice(&["--", command]);
+        agent_bash_env(&args, env)
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.outside);
+    }
+}
+
+/// Tries `command` confined and then not: `escaped` (judged from outside, after `reset`)
+/// must be false for the first and true for the second.
+fn escape(name: &str, command: impl Fn(&Place) -> String, escaped: impl Fn(&Place, &Run) -> bool) {
+    for confined in [true, false] {
+        let place = Place::new(name);
+        let run = place.run(confined, &command(&place), &[]);
+        let out = escaped(&place, &run);
+        assert_eq!(
+            out,
+            !confined,
+            "{name}, {}: escaped = {out}\n{}{}",
+            if confined { "confined" } else { "sandbox off" },
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_write_outside_through_a_symlink_fails() {
+    escape(
+        "symlink",
+        |p| format!("ln -s {} link && echo x > link", p.out("f").display()),
+        |p, _| p.out("f").exists(),
+    );
+}
+
+#[test]
+fn a_write_outside_through_dot_dot_fails() {
+    escape(
+        "dotdot",
+        |p| {
+            let ups = "../".repeat(p.root().components().count() - 1);
+            format!(
+                "echo x > {ups}{}",
+                p.out("f").strip_prefix("/").unwrap().display()
+            )
+        },
+        |p, _| p.out("f").exists(),
+    );
+}
+
+#[test]
+fn a_write_outside_through_proc_self_root_fails() {
+    escape(
+        "procroot",
+        |p| format!("echo x > /proc/self/root{}", p.out("f").display()),
+        |p, _| p.out("f").exists(),
+    );
+}
+
+#[test]
+fn a_write_outside_through_a_hard_link_fails() {
+    escape(
+        "hardlink",
+        |p| {
+            std::fs::write(p.out("victim"), "original").unwrap();
+            format!("ln {} hl; echo changed > hl", p.out("victim").display())
+        },
+        |p, _| std::fs::read_to_string(p.out("victim")).unwrap() != "original",
+    );
+}
+
+#[test]
+fn a_chmod_outside_fails() {
+    escape(
+        "chmod",
+        |p| {
+            std::fs::write(p.out("mode"), "").unwrap();
+            std::fs::set_permissions(p.out("mode"), std::fs::Permissions::from_mode(0o644))
+                .unwrap();
+            format!("chmod 600 {}", p.out("mode").display())
+        },
+        |p, _| {
+            let mode = std::fs::metadata(p.out("mode"))
+                .unwrap()
+                .permissions()
+                .mode();
+            mode & 0o777 == 0o600
+        },
+    );
+}
+
+#[test]
+fn an_unshare_or_a_mount_fails() {
+    escape(
+        "unshare",
+        |_| "unshare -r true && unshare -m sh -c 'mount -t tmpfs none /mnt' && echo escaped".into(),
+        |_, run| run.stdout.contains("escaped"),
+    );
+}
+
+#[test]
+fn ptrace_of_the_parent_fails() {
+    // PTRACE_SEIZE does not stop the tracee; the tracer's exit detaches it.
+    let script = "import ctypes, os\n\
+                  libc = ctypes.CDLL(None, use_errno=True)\n\
+                  print('seized' if libc.ptrace(0x4206, os.getppid(), 0, 0) == 0 else 'refused')";
+    escape(
+        "ptrace",
+        |_| format!("python3 -c \"{script}\""),
+        |_, run| run.stdout.contains("seized"),
+    );
+}
+
+#[test]
+fn a_signal_to_a_process_outside_the_tree_fails() {
+    let mut victim = std::process::Command::new("sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let pid = victim.id();
+    escape(
+        "signal",
+        |_| format!("kill -STOP {pid} && kill -CONT {pid} && echo signalled"),
+        |_, run| run.stdout.contains("signalled"),
+    );
+    let _ = victim.kill();
+    let _ = victim.wait();
+}
+
+#[test]
+fn a_tcp_connection_fails() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    escape(
+        "tcp",
+        |_| {
+            format!(
+                "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port})); \
+                 s.sendall(b'hello')\""
+            )
+        },
+        |_, _| {
+            // The connection, if made, is in the backlog before the command exits.
+            let accepted = listener.accept();
+            accepted.is_ok_and(|(mut stream, _)| {
+                stream.set_nonblocking(false).unwrap();
+                let mut text = String::new();
+                let _ = stream.read_to_string(&mut text);
+                text.contains("hello")
+            })
+        },
+    );
+}
+
+#[test]
+fn a_udp_datagram_fails() {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    escape(
+        "udp",
+        |_| {
+            format!(
+                "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); \
+                 s.sendto(b'datagram', ('127.0.0.1', {port}))\""
+            )
+        },
+        |_, _| {
+            let mut buffer = [0u8; 64];
+            socket.recv(&mut buffer).is_ok()
+        },
+    );
+}
+
+#[test]
+fn a_dns_lookup_fails() {
+    escape(
+        "dns",
+        |_| "getent ahosts pypi.org >/dev/null && echo resolved".into(),
+        |_, run| run.stdout.contains("resolved"),
+    );
+}
+
+#[test]
+fn an_abstract_unix_socket_outside_fails() {
+    use std::os::linux::net::SocketAddrExt as _;
+    let name = marker("abstract");
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&address).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let script = format!(
+        "import socket\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.connect('\\0{name}')\n\
+         print('connected')"
+    );
+    escape(
+        "abstract",
+        |_| format!("python3 -c \"{script}\""),
+        |_, run| run.stdout.contains("connected") && listener.accept().is_ok(),
+    );
+}
+
+#[test]
+fn a_file_past_the_size_limit_is_cut_at_it() {
+    let limit = [("AGENT_BASH_SANDBOX_LIMITS_FILE_SIZE_BYTES", "1048576")];
+    for confined in [true, false] {
+        let place = Place::new("fsize");
+        let run = place.run(confined, "head -c 3000000 /dev/zero > big", &limit);
+        let size = std::fs::metadata(place.root().join("big")).unwrap().len();
+        if confined {
+            assert_eq!(size, 1_048_576, "{}{}", run.stdout, run.stderr);
+            assert!(run.stdout.contains("SIGXFSZ"), "{}", run.stdout);
+        } else {
+            assert_eq!(size, 3_000_000);
+        }
+    }
+}
+
+#[test]
+fn processes_stop_at_the_process_limit() {
+    let limit = [("AGENT_BASH_SANDBOX_LIMITS_PROCESSES", "40")];
+    // Forks 60 sleeping children, counting those that started; they are ended with the
+    // session (the run's end).
+    let command = "python3 -c \"\nimport os, time\nstarted = 0\nfor _ in range(60):\n    \
+                   try:\n        pid = os.fork()\n    except OSError:\n        break\n    \
+                   if pid == 0:\n        time.sleep(60)\n        os._exit(0)\n    started += 1\n\
+                   print('started', started)\"";
+    for confined in [true, false] {
+        let place = Place::new("nproc");
+        let run = place.run(confined, command, &limit);
+        let started: usize = run
+            .stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("started "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{}{}", run.stdout, run.stderr));
+        if confined {
+            assert!(
+                started < 40,
+                "{started} children started under a limit of 40"
+            );
+        } else {
+            assert_eq!(started, 60);
+        }
+    }
+}
+
+/// A fork bomb stops at the limit, the call returns by its deadline, and nothing of it is
+/// left.
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_and_is_killed() {
+    let place = Place::new("bomb");
+    let bomb = marker("bomb").replace('-', "_");
+    let started = std::time::Instant::now();
+    let run = place.run(
+        true,
+        &format!("{bomb}() {{ {bomb} | {bomb} & }}; {bomb}"),
+        &[
+            ("AGENT_BASH_SANDBOX_LIMITS_PROCESSES", "200"),
+            ("AGENT_BASH_TIMEOUT_SECS", "5"),
+            // The policy refuses a fork bomb it can read: this one must reach the kernel.
+            ("AGENT_BASH_POLICY_DISABLE", "[\"fork-bomb\"]"),
+        ],
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Resource temporarily unavailable"),
+        "the bomb never reached the limit: {}{}",
+        run.stdout,
+        run.stderr
+    );
+    // The machine kept answering: a process of our own starts at once.
+    let answered = std::process::Command::new("true").status().unwrap();
+    assert!(answered.success());
+    assert!(
+        eventually(Duration::from_secs(10), || alive_with(&bomb).is_empty()),
+        "the bomb's processes outlived the call"
+    );
+}
+
+/// A daemon that double-forks and leaves the session is found, listed, and killed when
+/// the session ends; with the sandbox off it escapes (and the test ends it).
+#[test]
+fn a_setsid_double_forked_daemon_is_found_and_killed() {
+    for confined in [true, false] {
+        let place = Place::new("daemon");
+        let name = marker("daemon");
+        let command = format!(
+            "(setsid bash -c 'exec -a {name} sleep 600' </dev/null >/dev/null 2>&1 &); true"
+        );
+        let run = place.run(confined, &command, &[]);
+        let left = alive_with(&name);
+        if confined {
+            assert!(run.stdout.contains(&name), "not listed: {}", run.stdout);
+            assert!(left.is_empty(), "{left:?} outlived the session");
+        } else {
+            assert!(!left.is_empty(), "the daemon did not start: {}", run.stdout);
+            for pid in left {
+                // SAFETY: kill(2) of the test's own escaped daemon.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// The work an agent does keeps working under `workspace-write` (network on).
+mod work {
+    use super::*;
+
+    fn works(place: &Place, command: &str) -> Run {
+        let root = place.root();
+        let args = [
+            "run",
+            "--json",
+            "--root",
+            root.to_str().unwrap(),
+            "--sandbox",
+            "workspace-write",
+            "--timeout",
+            "600",
+            "--",
+            command,
+        ];
+        let run = agent_bash_env(&args, &[]);
+        let result: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|err| panic!("{err}: {}{}", run.stdout, run.stderr));
+        assert_eq!(result["exit_code"], 0, "{command}: {result:#}");
+        run
+    }
+
+    #[test]
+    fn git_init_add_and_commit() {
+        let place = Place::new("git");
+        works(
+            &place,
+            "git init -q && echo hi > a && git add a && \
+             git -c user.name=t -c user.email=t@t commit -qm first && git log --oneline",
+        );
+        assert!(place.root().join(".git/HEAD").exists());
+    }
+
+    #[test]
+    fn cargo_build() {
+        let place = Place::new("cargo");
+        works(
+            &place,
+            "cargo new -q --vcs none hello && cd hello && cargo build -q && ./target/debug/hello",
+        );
+    }
+
+    #[test]
+    fn npm_install_and_npm_test() {
+        let place = Place::new("npm");
+        let package = r#"{"name":"t","version":"1.0.0","scripts":{"test":"node -e \"require('is-number')\""}}"#;
+        std::fs::write(place.root().join("package.json"), package).unwrap();
+        works(
+            &place,
+            "npm install --no-audit --no-fund is-number@7.0.0 && npm test",
+        );
+        assert!(place.root().join("node_modules/is-number").exists());
+    }
+
+    #[test]
+    fn pip_install_into_a_venv_in_the_root() {
+        let place = Place::new("pip");
+        works(
+            &place,
+            "python3 -m venv .venv && .venv/bin/pip install -q six==1.16.0 && \
+             .venv/bin/python -c 'import six'",
+        );
+    }
+
+    #[test]
+    fn temp_files_the_devices_and_stderr_redirects() {
+        let place = Place::new("devices");
+        works(
+            &place,
+            "t=$(mktemp) && echo x > \"$t\" && rm \"$t\" && echo y > /dev/null && \
+             echo z > /dev/stderr && cat /etc/hostname >/dev/null",
+        );
+    }
+}
+
+/// What the sandbox refused is named in the result's last line, with the setting; an
+/// unrelated refusal inside the root gets no such hint.
+#[test]
+fn a_denial_ends_with_a_hint_and_a_real_permission_error_does_not() {
+    let place = Place::new("hint");
+    let target = place.out("denied");
+    let run = place.run(true, &format!("echo x > {}", target.display()), &[]);
+    let last = run.stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("hint: ") && last.contains(&target.display().to_string()),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        last.contains("writable") && last.contains("[sandbox]"),
+        "{last}"
+    );
+
+    // A file of the root really not writable (immutable: even root cannot write it).
+    let locked = place.root().join("locked");
+    std::fs::write(&locked, "").unwrap();
+    let chattr = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&locked)
+        .status()
+        .unwrap();
+    assert!(chattr.success());
+    let run = place.run(true, "echo x > locked", &[]);
+    let _ = std::process::Command::new("chattr")
+        .arg("-i")
+        .arg(&locked)
+        .status();
+    assert!(
+        run.stdout.contains("locked: Operation not permitted"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("hint: the sandbox"), "{}", run.stdout);
+
+    let run = place.run(
+        true,
+        "curl -sS --max-time 5 http://pypi.org/ >/dev/null",
+        &[],
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("network = true"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Read-only writes nowhere; a call may tighten the session's sandbox but not loosen it.
+#[test]
+fn read_only_and_per_call_modes() {
+    let place = Place::new("modes");
+    let root = place.root();
+    let root = root.to_str().unwrap();
+    let run = agent_bash_env(
+        &[
+            "run",
+            "--root",
+            root,
+            "--sandbox",
+            "read-only",
+            "--",
+            "touch f",
+        ],
+        &[],
+    );
+    assert!(
+        run.stdout.contains("Read-only file system"),
+        "{}",
+        run.stdout
+    );
+    assert!(!place.root().join("f").exists());
+    assert!(std::fs::read_dir(place.root()).unwrap().next().is_none());
+}
+
+#[test]
+fn the_probe_names_each_feature() {
+    let run = agent_bash_env(&["sandbox", "probe"], &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for feature in [
+        "landlock",
+        "seccomp",
+        "user namespaces",
+        "mount namespaces",
+        "network namespaces",
+        "pids cgroup",
+        "workspace-write (network off)",
+    ] {
+        assert!(run.stdout.contains(feature), "{feature}: {}", run.stdout);
+    }
+}
