@@ -540,3 +540,45 @@ fn the_probe_names_each_feature() {
         assert!(run.stdout.contains(feature), "{feature}: {}", run.stdout);
     }
 }
+
+/// Through the library: a program that confines calls names its supervisor, or the
+/// session says so at once; a background job runs under its call's sandbox.
+mod library {
+    use super::*;
+    use agent_bash_core::sandbox::SandboxMode;
+    use agent_bash_core::{Config, Error, Request, Session};
+
+    fn config(supervisor: Option<PathBuf>) -> Config {
+        let mut config = Config::default();
+        config.sandbox.mode = SandboxMode::WorkspaceWrite;
+        config.supervisor = supervisor;
+        config
+    }
+
+    #[test]
+    fn a_sandbox_without_a_supervisor_fails_the_session_and_names_the_fix() {
+        let place = Place::new("nosupervisor");
+        let Err(err) = Session::new(place.root(), config(None)) else {
+            panic!("a session started without a supervisor");
+        };
+        assert!(matches!(err, Error::Sandbox { .. }), "{err:?}");
+        assert!(err.to_string().contains("supervise_if_asked"), "{err}");
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_background_job_runs_in_its_calls_sandbox() {
+        let place = Place::new("job");
+        let supervisor = PathBuf::from(env!("CARGO_BIN_EXE_agent-bash"));
+        let session = Session::new(place.root(), config(Some(supervisor))).unwrap();
+        let target = place.out("from-job");
+        let command = format!("sleep 0.2; echo x > {} || echo refused", target.display());
+        let started = session
+            .run(Request::new(command).background())
+            .await
+            .unwrap();
+        let id = started.job_id.expect("a job");
+        let output = session.job_output(id, 30, Some("refused")).await.unwrap();
+        assert_eq!(output.pattern_matched, Some(true), "{output:?}");
+        assert!(!target.exists());
+    }
+}
