@@ -2,6 +2,7 @@
 """MCP latency of agent-bash, whole process, next to a raw spawn in the same harness.
 
     python3 benches/mcp_latency.py [--bin target/release/agent-bash] [--calls 200]
+                                   [--server-args "--sandbox workspace-write --no-network"]
 
 Measures (wall clock, this machine):
   start      from spawning `agent-bash mcp` to reading its `initialize` answer;
@@ -44,10 +45,10 @@ def answer(process, wanted_id):
             return message
 
 
-def start(binary, root):
+def start(binary, root, extra=()):
     began = time.perf_counter()
     process = subprocess.Popen(
-        [binary, "mcp", "--root", root], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [binary, "mcp", "--root", root, *extra], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     send(process, INITIALIZE)
     answer(process, 0)
@@ -73,18 +74,20 @@ def main():
     parser.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "agent-bash"))
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--starts", type=int, default=50)
+    parser.add_argument("--server-args", default="", help="more arguments of `agent-bash mcp`")
     args = parser.parse_args()
+    extra = args.server_args.split()
     root = tempfile.mkdtemp(prefix="agent-bash-bench-")
 
     starts = []
     for _ in range(args.starts):
-        process, elapsed = start(args.bin, root)
+        process, elapsed = start(args.bin, root, extra)
         starts.append(elapsed)
         process.stdin.close()
         process.wait()
 
     # Calls and raw spawns alternate, so that drift in the machine's load hits both alike.
-    process, _ = start(args.bin, root)
+    process, _ = start(args.bin, root, extra)
     send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     calls, spawns = [], []
     for n in range(1, args.calls + 21):

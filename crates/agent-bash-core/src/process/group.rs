@@ -1,9 +1,9 @@
 //! The guard over a command's process group: signals it, tells whether anyone in it is
 //! alive, and kills it with SIGKILL when the last owner lets go while it is armed.
 
-use std::os::fd::OwnedFd;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rustix::process::{Pid, Signal};
 
@@ -22,12 +22,47 @@ pub(crate) struct GroupGuard {
     supervisor: Option<Supervisor>,
 }
 
-/// The engine's hold on a supervisor: its pid, and the control pipe whose bytes are
-/// signals for the tree and whose end (this guard dropped) kills it.
+/// The engine's hold on a supervised tree.
+#[derive(Debug)]
+pub(crate) struct Tree {
+    /// The supervisor's pid.
+    pub(crate) supervisor: i32,
+    /// The control pipe: each byte is a signal for the tree; its end kills the tree.
+    pub(crate) control: OwnedFd,
+    /// The report pipe, whose end (the supervisor closes it) says the tree is gone.
+    pub(crate) end: OwnedFd,
+    /// Set when the supervisor reported that the tree ended with the shell.
+    pub(crate) gone: Arc<AtomicBool>,
+}
+
 #[derive(Debug)]
 struct Supervisor {
     pid: i32,
     control: Mutex<Option<OwnedFd>>,
+    end: OwnedFd,
+    gone: Arc<AtomicBool>,
+}
+
+impl Supervisor {
+    /// Whether anything of the tree may still live: not when the supervisor said so, or
+    /// closed its report pipe, or is gone.
+    fn tree_alive(&self) -> bool {
+        if self.gone.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut fd = libc::pollfd {
+            fd: self.end.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) without waiting, over one descriptor we own.
+        let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+        if ready > 0 && fd.revents & libc::POLLHUP != 0 {
+            self.gone.store(true, Ordering::Relaxed);
+            return false;
+        }
+        procs::is_live(self.pid)
+    }
 }
 
 impl GroupGuard {
@@ -40,15 +75,16 @@ impl GroupGuard {
         }
     }
 
-    /// A guard over the group led by `leader`, a shell started by the supervisor
-    /// `supervisor`, which obeys the `control` pipe.
-    pub(crate) fn supervised(leader: i32, supervisor: i32, control: OwnedFd) -> GroupGuard {
+    /// A guard over the group led by `leader`, a shell started by the supervisor of `tree`.
+    pub(crate) fn supervised(leader: i32, tree: Tree) -> GroupGuard {
         GroupGuard {
             leader: AtomicI32::new(leader),
             seen_member: AtomicI32::new(0),
             supervisor: Some(Supervisor {
-                pid: supervisor,
-                control: Mutex::new(Some(control)),
+                pid: tree.supervisor,
+                control: Mutex::new(Some(tree.control)),
+                end: tree.end,
+                gone: tree.gone,
             }),
         }
     }
@@ -91,7 +127,7 @@ impl GroupGuard {
         };
         // A supervisor lives exactly as long as a process of its tree does.
         if let Some(supervisor) = &self.supervisor {
-            return procs::is_live(supervisor.pid);
+            return supervisor.tree_alive();
         }
         // The member found last time is most often still there (a server, a daemon): one
         // check of it instead of a walk through /proc.

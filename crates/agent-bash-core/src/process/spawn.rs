@@ -26,6 +26,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::pipe::PipeFlags;
@@ -34,10 +35,12 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe::Receiver;
 
-use super::group::GroupGuard;
+use super::group::{GroupGuard, Tree};
 use crate::error::Error;
 use crate::plan::{Confined, Plan, ScriptFile};
-use crate::sandbox::supervisor::{CONTROL_FD, EXITED, FAILED, REPORT_FD, STARTED, SUPERVISE};
+use crate::sandbox::supervisor::{
+    CONTROL_FD, EXITED, EXITED_ALONE, FAILED, REPORT_FD, STARTED, SUPERVISE,
+};
 
 /// Capacity asked for each output pipe (the Linux default is 64 KiB).
 const PIPE_BYTES: usize = 1024 * 1024;
@@ -137,9 +140,18 @@ async fn supervised(
             }
         })?;
     drop((report_writer, control_reader));
+    let tree_end = rustix::io::fcntl_dupfd_cloexec(&report, 0).map_err(|e| io_failed(e.into()))?;
     let mut shell = Shell::supervised(supervisor, report).map_err(io_failed)?;
     match shell.started().await {
-        Ok(pid) => Ok((shell, GroupGuard::supervised(pid, supervisor, control))),
+        Ok(pid) => {
+            let tree = Tree {
+                supervisor,
+                control,
+                end: tree_end,
+                gone: shell.tree_gone.clone(),
+            };
+            Ok((shell, GroupGuard::supervised(pid, tree)))
+        }
         Err(why) => Err(failed(why)),
     }
 }
@@ -311,6 +323,8 @@ pub(crate) struct Shell {
     /// A confined shell's report pipe: the supervisor says there that the shell runs, then
     /// how it exited.
     report: Option<Report>,
+    /// Set when the supervisor said that the shell's tree ended with it.
+    tree_gone: Arc<AtomicBool>,
     status: Option<ExitStatus>,
     reaped: bool,
 }
@@ -364,6 +378,7 @@ impl Shell {
             child: pid,
             pidfd: pidfd(pid),
             report: None,
+            tree_gone: Arc::new(AtomicBool::new(false)),
             status: None,
             reaped: false,
         }
@@ -381,6 +396,7 @@ impl Shell {
                 pending: Vec::new(),
                 ended: false,
             }),
+            tree_gone: Arc::new(AtomicBool::new(false)),
             status: None,
             reaped: false,
         })
@@ -434,6 +450,9 @@ impl Shell {
         };
         report.read_now()?;
         if let Some(raw) = report.take(EXITED) {
+            self.status = Some(ExitStatus::from_raw(raw));
+        } else if let Some(raw) = report.take(EXITED_ALONE) {
+            self.tree_gone.store(true, Ordering::Relaxed);
             self.status = Some(ExitStatus::from_raw(raw));
         } else if report.ended {
             // The supervisor is gone without a word on the shell: its own status is all

@@ -8,7 +8,9 @@
 //! is gone. Its descriptors:
 //!
 //! - 3, the report pipe (to the engine): `P` + the shell's pid once it runs (or `E` + why
-//!   it could not be started), then `X` + the shell's wait status when it exits.
+//!   it could not be started), then, when the shell exits, its wait status after `Y` (the
+//!   tree is gone with it) or `X` (processes of the tree run on). The pipe closes when the
+//!   tree is gone, before the supervisor cleans up and exits.
 //! - 4, the control pipe (from the engine): each byte is a signal for every process of the
 //!   tree; its end (the engine let go of the call, or died) kills the tree.
 
@@ -33,8 +35,11 @@ pub(crate) const CONTROL_FD: RawFd = 4;
 pub(crate) const STARTED: u8 = b'P';
 /// Report: the shell could not be started; why follows, to the end of the pipe.
 pub(crate) const FAILED: u8 = b'E';
-/// Report: the shell exited; its wait status follows (4 bytes, native order).
+/// Report: the shell exited, processes of its tree run on; its wait status follows (4
+/// bytes, native order).
 pub(crate) const EXITED: u8 = b'X';
+/// Report: the shell exited and nothing of its tree is left; its wait status follows.
+pub(crate) const EXITED_ALONE: u8 = b'Y';
 /// How many rounds of SIGKILL a tree that keeps forking gets before the supervisor gives
 /// up on it (a pids cgroup bounds a fork bomb long before).
 const KILL_ROUNDS: usize = 1000;
@@ -88,7 +93,9 @@ fn supervise(args: &[OsString]) -> i32 {
 /// The supervisor's state: the shell it started and the pipes to the engine.
 struct Supervisor {
     shell: i32,
+    /// Open until the tree is gone: its end tells the engine so.
     report: Option<File>,
+    shell_done: bool,
     control: Option<OwnedFd>,
     /// SIGCHLD, read through a signalfd.
     children: OwnedFd,
@@ -110,6 +117,7 @@ impl Supervisor {
                 Ok(Supervisor {
                     shell,
                     report: Some(report),
+                    shell_done: false,
                     control: Some(control),
                     children,
                     cgroup,
@@ -123,6 +131,9 @@ impl Supervisor {
     fn watch(&mut self) {
         loop {
             if self.reap() {
+                // The tree is gone: the engine learns it from the pipe's end, before the
+                // cleanup (a cgroup's removal can take milliseconds).
+                self.report = None;
                 return;
             }
             let mut fds = [
@@ -167,10 +178,12 @@ impl Supervisor {
             let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
             match pid {
                 0 => return false,
-                -1 => return self.report.is_none(),
+                -1 => return self.shell_done,
                 pid if pid == self.shell => {
-                    if let Some(mut report) = self.report.take() {
-                        let mut message = vec![EXITED];
+                    self.shell_done = true;
+                    let tag = if has_children() { EXITED } else { EXITED_ALONE };
+                    if let Some(report) = &mut self.report {
+                        let mut message = vec![tag];
                         message.extend_from_slice(&status.to_ne_bytes());
                         let _ = report.write_all(&message);
                     }
@@ -221,6 +234,20 @@ impl Drop for Supervisor {
         if let Some(cgroup) = self.cgroup.take() {
             cgroup.remove();
         }
+    }
+}
+
+/// Whether this process has a child (running, or ended and not yet reaped).
+fn has_children() -> bool {
+    // SAFETY: waitid(2) that neither waits nor reaps, writing to a local.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
     }
 }
 
@@ -276,6 +303,14 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
     drop(error_writer);
     if pid < 0 {
         return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    // The command's output pipes must close when its last process does, not with this one.
+    if let Ok(null) = File::options().write(true).open("/dev/null") {
+        // SAFETY: replaces this process's own stdout and stderr.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), 1);
+            libc::dup2(null.as_raw_fd(), 2);
+        }
     }
     let mut why = String::new();
     let _ = File::from(errors).read_to_string(&mut why);
