@@ -143,6 +143,11 @@ fn command_line(pid: i32) -> String {
     let mut command = String::from_utf8_lossy(&raw).replace('\0', " ");
     let trimmed = command.trim_end().len();
     command.truncate(trimmed);
+    if command.is_empty() {
+        // Between fork and exec, or exiting: the name is all there is.
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        return format!("[{}]", name.trim_end());
+    }
     let shown = crate::clip(&command, COMMAND_CLIP_CHARS);
     if shown.len() < command.len() {
         return format!("{shown}…");

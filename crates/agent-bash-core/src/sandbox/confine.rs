@@ -43,7 +43,9 @@ pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), S
             .join()
             .map_err(|err| format!("joining the pids cgroup: {err}"))?;
     }
-    limits(&spec.limits)?;
+    if let Some(resources) = &spec.limits {
+        limits(resources)?;
+    }
     namespaces(spec)?;
     if spec.layers.landlock {
         landlock(spec).map_err(|err| format!("landlock: {err}"))?;

@@ -56,6 +56,7 @@ impl Sandboxing {
 pub(crate) fn wanted(config: &SandboxConfig, asked: (Option<SandboxMode>, Option<bool>)) -> bool {
     config.mode != SandboxMode::Off
         || !config.network
+        || config.supervise_always
         || asked.0.is_some_and(|mode| mode != SandboxMode::Off)
         || asked.1 == Some(false)
 }
@@ -69,7 +70,8 @@ pub(crate) struct Confinement {
     /// Paths inside writable ones kept read-only (a protected `.git`).
     pub(crate) read_only: Vec<PathBuf>,
     pub(crate) network: bool,
-    pub(crate) limits: ResourceLimits,
+    /// `None` for a call that is supervised but not confined.
+    pub(crate) limits: Option<ResourceLimits>,
     /// Which kernel features apply it.
     pub(crate) layers: Layers,
     /// What this kernel leaves unenforced, said in the call's notes.
@@ -123,7 +125,16 @@ pub(crate) fn decide(
         asked => asked.unwrap_or(config.network),
     };
     if mode == SandboxMode::Off && network {
-        return Ok(None);
+        // Supervised but not confined: the subreaper alone.
+        return Ok(config.supervise_always.then(|| Confinement {
+            mode,
+            writable: None,
+            read_only: Vec::new(),
+            network,
+            limits: None,
+            layers: Layers::default(),
+            gaps: Vec::new(),
+        }));
     }
     let writable = match mode {
         SandboxMode::Off => None,
@@ -157,7 +168,7 @@ pub(crate) fn decide(
         writable,
         read_only,
         network,
-        limits: config.limits,
+        limits: Some(config.limits),
         layers,
         gaps: Vec::new(),
     };
@@ -223,7 +234,9 @@ fn gaps(confinement: &Confinement, probe: &Probe) -> Vec<String> {
         "signals to processes outside the tree and abstract Unix sockets are not blocked (needs Landlock ABI 6)",
     );
     gap(
-        confinement.limits.processes > 0 && layers.pids_cgroup.is_none() && probe.root,
+        confinement.limits.is_some_and(|limits| limits.processes > 0)
+            && layers.pids_cgroup.is_none()
+            && probe.root,
         "the process limit is not enforced (root ignores RLIMIT_NPROC, and no pids cgroup is writable)",
     );
     gap(

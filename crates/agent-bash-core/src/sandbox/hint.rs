@@ -205,7 +205,7 @@ mod tests {
             writable: Some(vec![root.to_path_buf()]),
             read_only: Vec::new(),
             network,
-            limits: ResourceLimits::default(),
+            limits: Some(ResourceLimits::default()),
             layers: Layers::default(),
             gaps: Vec::new(),
         }

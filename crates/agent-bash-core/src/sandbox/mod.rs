@@ -85,6 +85,10 @@ pub struct SandboxConfig {
     pub protect_git: bool,
     /// Refuse to run a confined call when the kernel cannot enforce all of its mode.
     pub require: bool,
+    /// Run every call under the supervisor, confined or not: a daemon that leaves its
+    /// session is then found and killed with the session in mode `off` too, for the
+    /// supervisor's start (see README, "Sandbox").
+    pub supervise_always: bool,
     /// Resource limits of confined commands.
     pub limits: ResourceLimits,
 }
@@ -97,6 +101,7 @@ impl Default for SandboxConfig {
             writable: Vec::new(),
             protect_git: false,
             require: false,
+            supervise_always: false,
             limits: ResourceLimits::default(),
         }
     }

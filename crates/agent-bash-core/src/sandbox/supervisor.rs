@@ -281,7 +281,10 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let cgroup = match &spec.layers.pids_cgroup {
-        Some(dir) => Some(Cgroup::create(dir, spec.limits.processes)?),
+        Some(dir) => {
+            let processes = spec.limits.map_or(0, |limits| limits.processes);
+            Some(Cgroup::create(dir, processes)?)
+        }
         None => None,
     };
     let children = child_signals().map_err(|err| format!("signalfd: {err}"))?;

@@ -506,6 +506,13 @@ pub const SETTINGS: &[Setting] = &[
         |c| Value::Boolean(c.sandbox.require),
     ),
     Setting::new(
+        "sandbox.supervise_always",
+        Scalar,
+        "run every call under the supervisor (finds daemons that leave the session in mode `off`)",
+        |c, v| v.get().map(|on| c.sandbox.supervise_always = on),
+        |c| Value::Boolean(c.sandbox.supervise_always),
+    ),
+    Setting::new(
         "sandbox.limits.processes",
         Scalar,
         "most processes of a sandboxed command's tree at once",

@@ -81,7 +81,9 @@ fn admit(key: &str) -> Admit {
         "on_timeout" => Admit::Stricter(&["background", "kill"]),
         "sandbox.mode" => Admit::Stricter(&["off", "workspace-write", "read-only"]),
         "sandbox.network" => Admit::Stricter(&["true", "false"]),
-        "sandbox.protect_git" | "sandbox.require" => Admit::Stricter(&["false", "true"]),
+        "sandbox.protect_git" | "sandbox.require" | "sandbox.supervise_always" => {
+            Admit::Stricter(&["false", "true"])
+        }
         "sandbox.writable" => Admit::Never("it widens what sandboxed commands may write"),
         "secrets.mode" => Admit::Stricter(&["pass", "redact", "remove"]),
         "policy.default" | "policy.unknown" => Admit::Stricter(&["allow", "ask", "deny"]),
@@ -404,6 +406,11 @@ mod tests {
             None,
         ),
         ("sandbox.require", Some("[sandbox]\nrequire = true"), None),
+        (
+            "sandbox.supervise_always",
+            Some("[sandbox]\nsupervise_always = true"),
+            None,
+        ),
         (
             "sandbox.limits.processes",
             Some("[sandbox.limits]\nprocesses = 100"),
