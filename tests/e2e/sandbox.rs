@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Run, agent_bash_env, alive_with, eventually, marker};
+use crate::support::{Run, agent_bash_env, alive_with, eventually, marker, quoted_apart};
 
 /// The sandbox of the escape suite.
 const CONFINED: &[&str] = &["--sandbox", "workspace-write", "--no-network"];
@@ -581,4 +581,33 @@ mod library {
         assert_eq!(output.pattern_matched, Some(true), "{output:?}");
         assert!(!target.exists());
     }
+}
+
+/// agent-bash killed with SIGKILL (no cleanup of its own): the supervisor sees its control
+/// pipe close and kills the tree.
+#[test]
+fn the_tree_dies_with_a_killed_agent_bash() {
+    let place = Place::new("sigkill");
+    let name = marker("sigkill");
+    let root = place.root();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_agent-bash"))
+        .args([
+            "run",
+            "--root",
+            root.to_str().unwrap(),
+            "--sandbox",
+            "workspace-write",
+            "--",
+        ])
+        .arg(format!("exec -a {} sleep 600", quoted_apart(&name)))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(20), || !alive_with(&name).is_empty()));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || alive_with(&name).is_empty()),
+        "the tree outlived agent-bash"
+    );
 }

@@ -234,7 +234,9 @@ fn gaps(confinement: &Confinement, probe: &Probe) -> Vec<String> {
         "signals to processes outside the tree and abstract Unix sockets are not blocked (needs Landlock ABI 6)",
     );
     gap(
-        confinement.limits.is_some_and(|limits| limits.processes > 0)
+        confinement
+            .limits
+            .is_some_and(|limits| limits.processes > 0)
             && layers.pids_cgroup.is_none()
             && probe.root,
         "the process limit is not enforced (root ignores RLIMIT_NPROC, and no pids cgroup is writable)",
