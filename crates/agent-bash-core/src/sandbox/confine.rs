@@ -57,38 +57,25 @@ pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), S
 }
 
 fn limits(limits: &ResourceLimits) -> Result<(), String> {
+    use rustix::process::Resource;
     let root = rustix::process::geteuid().is_root();
     let mut wanted = vec![
-        (libc::RLIMIT_FSIZE, limits.file_size_bytes),
-        (libc::RLIMIT_CPU, limits.cpu_secs),
-        (libc::RLIMIT_NOFILE, limits.open_files),
+        (Resource::Fsize, limits.file_size_bytes),
+        (Resource::Cpu, limits.cpu_secs),
+        (Resource::Nofile, limits.open_files),
     ];
     if !root {
         // Root's processes are never counted against RLIMIT_NPROC: the cgroup does it.
-        wanted.push((libc::RLIMIT_NPROC, limits.processes));
+        wanted.push((Resource::Nproc, limits.processes));
     }
     for (resource, value) in wanted.into_iter().filter(|(_, value)| *value > 0) {
-        lower(resource, value).map_err(|err| format!("setrlimit({resource}): {err}"))?;
-    }
-    Ok(())
-}
-
-/// Lowers both limits of `resource` to `value` (never raises them).
-fn lower(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit of this process, through a local.
-    unsafe {
-        if libc::getrlimit(resource, &mut limit) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        limit.rlim_cur = limit.rlim_cur.min(value);
-        limit.rlim_max = limit.rlim_max.min(value);
-        if libc::setrlimit(resource, &limit) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        let mut limit = rustix::process::getrlimit(resource);
+        // Lowered, never raised (`None` is no limit).
+        let lower = |now: Option<u64>| Some(now.map_or(value, |now| now.min(value)));
+        limit.current = lower(limit.current);
+        limit.maximum = lower(limit.maximum);
+        rustix::process::setrlimit(resource, limit)
+            .map_err(|err| format!("setrlimit({resource:?}): {err}"))?;
     }
     Ok(())
 }
