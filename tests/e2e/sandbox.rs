@@ -9,7 +9,7 @@
 use std::io::Read as _;
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
