@@ -56,28 +56,25 @@ const MAX_SECRET_BYTES: usize = 64 * KIB;
 /// a vectorised literal search (a leading class or `(?i)` makes it an automaton over every
 /// byte, several times slower).
 pub(crate) const BUILTIN_PATTERNS: &[(&str, &str)] = &[
-    ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,255}(?-u:\b)"),
-    ("github_pat", r"github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,255}"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{36,}(?-u:\b)"),
+    ("github_pat", r"github_pat_[A-Za-z0-9_]{22,}"),
+    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}"),
     ("aws_access_key", r"(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)"),
     (
         "aws_secret_access_key",
         r#"(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|SecretAccessKey)["']?[ \t]*[=:][ \t]*["']?([A-Za-z0-9/+=]{40})(?-u:\b)"#,
     ),
     ("api_key_sk", r"(?-u:\b)sk-[A-Za-z0-9][A-Za-z0-9_-]{19,}"),
-    ("stripe_key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,255}"),
-    ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?-u:\b)"),
-    ("npm_token", r"npm_[A-Za-z0-9]{36,255}(?-u:\b)"),
+    ("stripe_key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{30,}(?-u:\b)"),
+    ("npm_token", r"npm_[A-Za-z0-9]{36,}(?-u:\b)"),
     ("google_api_key", r"AIza[0-9A-Za-z_-]{35}"),
     ("slack_token", r"xox[abposr]-[A-Za-z0-9-]{10,}"),
     (
         "jwt",
-        r"eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,1024}",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{0,}",
     ),
-    (
-        "url_password",
-        r#"://[^\s/:@'"]{0,256}:([^\s/@'"]{1,256})@"#,
-    ),
+    ("url_password", r#"://[^\s/:@'"]*:([^\s/@'"]+)@"#),
     (
         "private_key",
         r"(?s)-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=:, \t\n-]*)",
