@@ -71,8 +71,11 @@ pub(crate) fn start(plan: Plan) -> Result<Running, Error> {
     let (stdout, stdout_writer) = output_pipe().map_err(spawn_error)?;
     let (stderr, stderr_writer) = output_pipe().map_err(spawn_error)?;
     let started = Instant::now();
-    let pid = posix_spawn(&plan, stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd())
-        .map_err(spawn_error)?;
+    let stdio = Stdio::Pipes {
+        stdout: stdout_writer.as_raw_fd(),
+        stderr: stderr_writer.as_raw_fd(),
+    };
+    let pid = posix_spawn(&plan, &stdio).map_err(spawn_error)?;
     // The child has its copies; the command's end of the pipes must close with it alone.
     drop((stdout_writer, stderr_writer));
     let shell = Shell::new(pid);
@@ -129,10 +132,20 @@ fn environment(plan: &Plan) -> io::Result<Vec<CString>> {
         .collect()
 }
 
-/// posix_spawn(3) of the plan's program in a new session, with stdin from /dev/null, the
-/// given descriptors as stdout and stderr, and every signal at its default disposition
-/// (this process ignores SIGPIPE, and an ignored signal stays ignored across exec).
-fn posix_spawn(plan: &Plan, stdout: RawFd, stderr: RawFd) -> io::Result<i32> {
+/// Where a child's standard descriptors come from.
+pub(crate) enum Stdio<'a> {
+    /// stdin from /dev/null; stdout and stderr the writing ends of the call's pipes.
+    Pipes { stdout: RawFd, stderr: RawFd },
+    /// All three the terminal (the slave side of a pseudo-terminal) at this path, opened
+    /// after setsid(2) and without `O_NOCTTY`, so that it becomes the child's controlling
+    /// terminal and the child's group its foreground group (`terminal::pty`).
+    Terminal { slave: &'a std::ffi::CStr },
+}
+
+/// posix_spawn(3) of the plan's program in a new session, with the standard descriptors of
+/// `stdio`, and every signal at its default disposition (this process ignores SIGPIPE, and
+/// an ignored signal stays ignored across exec).
+pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
     let mut argv = vec![c_string(plan.program.as_os_str().as_bytes())?];
     for arg in &plan.args {
         argv.push(c_string(arg.as_bytes())?);
@@ -159,11 +172,19 @@ fn posix_spawn(plan: &Plan, stdout: RawFd, stderr: RawFd) -> io::Result<i32> {
             return Err(err);
         }
         let prepared = (|| {
+            // glibc and musl run setsid before the file actions: a terminal opened here
+            // becomes the controlling terminal of the new session.
+            let (stdin, stdin_flags, stdout, stderr) = match stdio {
+                Stdio::Pipes { stdout, stderr } => {
+                    (null.as_c_str(), libc::O_RDONLY, *stdout, *stderr)
+                }
+                Stdio::Terminal { slave } => (*slave, libc::O_RDWR, 0, 0),
+            };
             check(libc::posix_spawn_file_actions_addopen(
                 &mut actions,
                 0,
-                null.as_ptr(),
-                libc::O_RDONLY,
+                stdin.as_ptr(),
+                stdin_flags,
                 0,
             ))?;
             check(libc::posix_spawn_file_actions_adddup2(
@@ -242,7 +263,7 @@ pub(crate) struct Shell {
 }
 
 impl Shell {
-    fn new(pid: i32) -> Shell {
+    pub(crate) fn new(pid: i32) -> Shell {
         let pidfd = Pid::from_raw(pid)
             .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::NONBLOCK).ok())
             // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open until dropped.
