@@ -19,3 +19,4 @@ mod processes;
 mod schema;
 mod secrets;
 mod support;
+mod terminal;

@@ -92,7 +92,10 @@ pub struct TerminalOpen {
     pub timeout_secs: Option<u64>,
 }
 
-/// What a call waits for before it answers.
+/// What a call waits for before it answers. Without `wait_for`, the wait ends once the
+/// program waits for input (blocked reading the terminal, no output for a moment), ends,
+/// or the terminal is quiet for `SETTLE`; with it, once it matches, the program ends, or it
+/// waits for input with the terminal quiet for `SETTLE`. Either way at most `wait_secs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TerminalWait {
     /// Longest wait, in seconds (default: 10 s for a send, 30 s with `wait_for`, none for a
@@ -385,6 +388,7 @@ impl Terminals {
         };
         let _turn = terminal.turn.lock().await;
         let mut answer = terminal.respond(session, &until).await;
+        terminal.touch();
         answer.notes.extend(notes);
         Ok(answer)
     }
@@ -611,14 +615,17 @@ struct Lifetime {
 }
 
 /// A terminal's watch: closes it once nobody used it for `idle`, or at `max_age`. Ends
-/// when the terminal is dropped.
+/// when the terminal is dropped. (It starts while the terminal is being made: it looks at
+/// it only after the first deadline.)
 async fn watch(terminal: std::sync::Weak<Terminal>, lifetime: Lifetime) {
+    let age_at = lifetime.opened + lifetime.max_age;
+    let mut next = (lifetime.opened + lifetime.idle).min(age_at);
     loop {
+        tokio::time::sleep_until(next.into()).await;
         let Some(strong) = terminal.upgrade() else {
             return;
         };
         let idle_at = *lock(&strong.last_used) + lifetime.idle;
-        let age_at = lifetime.opened + lifetime.max_age;
         let now = Instant::now();
         let note = if now >= age_at {
             TerminalNote::ClosedAge {
@@ -629,8 +636,7 @@ async fn watch(terminal: std::sync::Weak<Terminal>, lifetime: Lifetime) {
                 secs: lifetime.idle.as_secs(),
             }
         } else {
-            drop(strong);
-            tokio::time::sleep_until(idle_at.min(age_at).into()).await;
+            next = idle_at.min(age_at);
             continue;
         };
         *lock(&strong.closed) = Some(note);
@@ -733,7 +739,15 @@ impl Terminal {
         if ended {
             return Some(WaitEnd::Exited);
         }
-        if quiet >= wait::QUIET && self.activity() == Activity::Reading {
+        // A pattern wait ends on a program waiting for input only once the terminal has
+        // also been quiet for `SETTLE`: a program that polls its input while it works (top,
+        // a test runner in watch mode) may still print what is waited for.
+        let needed = if until.pattern.is_some() {
+            SETTLE
+        } else {
+            wait::QUIET
+        };
+        if quiet >= needed && self.activity() == Activity::Reading {
             return Some(WaitEnd::WaitingForInput);
         }
         if until.settle && quiet >= SETTLE {

@@ -46,6 +46,21 @@ struct Scrolled {
     pattern: Option<Regex>,
     matched: bool,
     row_text: String,
+    /// Rows not yet fed to `capture`: the output pipeline is made for large reads, so rows
+    /// go to it in batches of up to `BATCH_BYTES`.
+    batch: String,
+}
+
+/// Most bytes of rows held before they are fed to the capture.
+const BATCH_BYTES: usize = 64 * 1024;
+
+impl Scrolled {
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            self.capture.feed(self.batch.as_bytes());
+            self.batch.clear();
+        }
+    }
 }
 
 impl Callbacks for Scrolled {
@@ -71,7 +86,10 @@ impl Callbacks for Scrolled {
             self.matched = pattern.is_match(&plain);
         }
         self.rows += 1;
-        self.capture.feed(text.as_bytes());
+        self.batch.push_str(text);
+        if self.batch.len() >= BATCH_BYTES {
+            self.flush();
+        }
     }
 }
 
@@ -97,6 +115,7 @@ impl Screen {
             pattern: None,
             matched: false,
             row_text: String::new(),
+            batch: String::new(),
         };
         Screen {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, scrolled),
@@ -159,6 +178,7 @@ impl Screen {
     /// place for the next answer.
     pub(crate) fn take_scrollback(&mut self, next: Capture) -> (Capture, u64) {
         let scrolled = self.parser.callbacks_mut();
+        scrolled.flush();
         scrolled.fresh = true;
         let rows = std::mem::take(&mut scrolled.rows);
         (std::mem::replace(&mut scrolled.capture, next), rows)

@@ -129,7 +129,14 @@ fn parse_syscall(line: &str) -> Option<(i64, u64)> {
 
 /// True if descriptor `fd` of `pid` is the terminal `tty`.
 fn is_terminal(pid: i32, fd: i32, tty: &Path) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| target == tty)
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| names(&target, tty))
+}
+
+/// True if `target` (where a descriptor leads) is the terminal `tty`: its own path, or
+/// `/dev/tty`, the process's controlling terminal (`getpass` and `less` read that), which
+/// for a process of the terminal's foreground group is the terminal.
+fn names(target: &Path, tty: &Path) -> bool {
+    target == tty || target == Path::new("/dev/tty")
 }
 
 /// True if some descriptor of `pid` is the terminal `tty` (a process waiting in poll or
@@ -144,7 +151,7 @@ fn has_terminal_open(pid: i32, tty: &Path) -> bool {
     };
     entries
         .filter_map(Result::ok)
-        .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == tty))
+        .any(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| names(&target, tty)))
 }
 
 /// System calls that read one descriptor (its number is the first argument).
