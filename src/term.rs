@@ -29,7 +29,11 @@ pub(crate) struct TermArgs {
     wait_for: Option<String>,
     /// The program to run (shell code; several words are joined with spaces). Default: an
     /// interactive bash.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     command: Vec<String>,
 }
 

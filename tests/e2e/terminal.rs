@@ -35,7 +35,10 @@ async fn open(session: &Session, command: Option<&str>) -> TerminalAnswer {
         command: command.map(String::from),
         ..TerminalOpen::default()
     };
-    session.terminal_open(open, &NoApprover).await.expect("open")
+    session
+        .terminal_open(open, &NoApprover)
+        .await
+        .expect("open")
 }
 
 /// Types `text` (and `keys`), waiting for `wait_for` if given.
@@ -79,7 +82,14 @@ fn a_python_repl_keeps_its_state_across_sends_and_exits() {
         assert!(first.screen.ends_with(">>>"), "{}", first.screen);
         let id = first.id;
         // A function over two lines, then an empty line to end it.
-        let defined = send(&session, id, "def double(x):\n    return 2 * x\n\n", &[], None).await;
+        let defined = send(
+            &session,
+            id,
+            "def double(x):\n    return 2 * x\n\n",
+            &[],
+            None,
+        )
+        .await;
         assert_eq!(defined.state, TerminalState::WaitingForInput, "{defined:?}");
         let called = send(&session, id, "double(21)\n", &[], None).await;
         assert!(called.screen.contains("\n42\n>>>"), "{}", called.screen);
@@ -133,7 +143,11 @@ fn less_pages_and_searches_a_100k_line_file_and_quits() {
         let first = open(&session, Some("less big.txt")).await;
         assert_eq!(first.state, TerminalState::WaitingForInput, "{first:?}");
         assert!(first.alternate_screen);
-        assert!(first.screen.starts_with("line 1\nline 2\n"), "{}", first.screen);
+        assert!(
+            first.screen.starts_with("line 1\nline 2\n"),
+            "{}",
+            first.screen
+        );
         let id = first.id;
         // A page is 23 lines and a prompt: waiting for its last line waits for all of it.
         let paged = send(&session, id, "", &["PageDown"], Some("^line 46$")).await;
@@ -249,15 +263,31 @@ fn top_redraws_are_one_screen_and_top_b_is_scrollback() {
         };
         let later = session.terminal_view(top.id, wait).await.unwrap();
         assert_eq!(later.wait_end, WaitEnd::TimedOut);
-        assert_eq!(later.screen.matches("load average").count(), 1, "{}", later.screen);
-        assert_eq!(later.scrollback_stats.total_lines, 0, "{}", later.scrollback);
+        assert_eq!(
+            later.screen.matches("load average").count(),
+            1,
+            "{}",
+            later.screen
+        );
+        assert_eq!(
+            later.scrollback_stats.total_lines, 0,
+            "{}",
+            later.scrollback
+        );
         let quit = send(&session, top.id, "q", &[], None).await;
         assert_eq!(quit.state, TerminalState::Exited, "{quit:?}");
         // top -b prints frame after frame: those scroll off into the scrollback.
-        let batch = open(&session, Some("top -b -d 0.1 -n 5 -w 80; echo all-frames-done")).await;
+        let batch = open(
+            &session,
+            Some("top -b -d 0.1 -n 5 -w 80; echo all-frames-done"),
+        )
+        .await;
         let done = view_until(&session, batch.id, "^all-frames-done").await;
         let scrollback = format!("{}{}", batch.scrollback, done.scrollback);
-        assert!(scrollback.matches("load average").count() >= 4, "{scrollback}");
+        assert!(
+            scrollback.matches("load average").count() >= 4,
+            "{scrollback}"
+        );
     });
 }
 
@@ -322,7 +352,11 @@ fn closing_kills_the_whole_tree() {
         let id = first.id;
         // A background job of the shell (a group of its own), a nohup'd one, and a
         // foreground one the shell waits for.
-        let sleeper = format!("{} sleep 1000 {}", crate::support::fx(), quoted_apart(&mark));
+        let sleeper = format!(
+            "{} sleep 1000 {}",
+            crate::support::fx(),
+            quoted_apart(&mark)
+        );
         let started = send(
             &session,
             id,
@@ -421,21 +455,36 @@ fn limits_idle_timeout_and_bad_input_are_answered() {
         let second = session
             .terminal_open(TerminalOpen::default(), &NoApprover)
             .await;
-        assert!(matches!(second, Err(agent_bash_core::Error::TerminalLimit { max: 1 })), "{second:?}");
+        assert!(
+            matches!(
+                second,
+                Err(agent_bash_core::Error::TerminalLimit { max: 1 })
+            ),
+            "{second:?}"
+        );
         let bad_key = TerminalInput {
             keys: vec!["Hyper".into()],
             ..TerminalInput::default()
         };
         let err = session.terminal_send(first.id, bad_key, &NoApprover).await;
-        assert!(matches!(err, Err(agent_bash_core::Error::Key { .. })), "{err:?}");
+        assert!(
+            matches!(err, Err(agent_bash_core::Error::Key { .. })),
+            "{err:?}"
+        );
         let bad_regex = TerminalWait {
             wait_for: Some("(".into()),
             ..TerminalWait::default()
         };
         let err = session.terminal_view(first.id, bad_regex).await;
-        assert!(matches!(err, Err(agent_bash_core::Error::Pattern { .. })), "{err:?}");
+        assert!(
+            matches!(err, Err(agent_bash_core::Error::Pattern { .. })),
+            "{err:?}"
+        );
         let unknown = session.terminal_view(99, TerminalWait::default()).await;
-        assert!(matches!(unknown, Err(agent_bash_core::Error::UnknownTerminal { id: 99, .. })));
+        assert!(matches!(
+            unknown,
+            Err(agent_bash_core::Error::UnknownTerminal { id: 99, .. })
+        ));
         // Nobody uses it: closed after a second of idleness.
         let wait = TerminalWait {
             wait_secs: Some(30),
@@ -443,7 +492,10 @@ fn limits_idle_timeout_and_bad_input_are_answered() {
         };
         let idle = session.terminal_view(first.id, wait).await.unwrap();
         assert_eq!(idle.state, TerminalState::Exited, "{idle:?}");
-        assert!(idle.notes.contains(&TerminalNote::ClosedIdle { secs: 2 }), "{idle:?}");
+        assert!(
+            idle.notes.contains(&TerminalNote::ClosedIdle { secs: 2 }),
+            "{idle:?}"
+        );
         // An ended terminal makes room for a new one.
         let third = open(&session, Some("cat")).await;
         assert_eq!(third.id, 2);

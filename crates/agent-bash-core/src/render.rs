@@ -13,10 +13,10 @@ use crate::collect::Progress;
 use crate::jobs::{JobInfo, JobList, JobOutput, JobStatus};
 use crate::outcome::{Note, Outcome};
 use crate::output::StreamStats;
-use crate::terminal::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 use crate::policy::{
     Allowance, Approval, Decision, PolicySettings, Refusal, Verdict, builtin_rules,
 };
+use crate::terminal::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 
 /// The most bytes the text adds to the stream text, not counting spill file paths.
 pub const TEXT_OVERHEAD_BYTES: usize = 4096;

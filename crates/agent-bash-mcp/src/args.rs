@@ -129,7 +129,9 @@ pub(crate) const TERMINAL_CLOSE_ARGUMENTS: [&str; 1] = ["id"];
 ///
 /// # Errors
 /// A message for the model naming the argument and what it should be.
-pub(crate) fn terminal_open(arguments: Option<&Map<String, Value>>) -> Result<TerminalOpen, String> {
+pub(crate) fn terminal_open(
+    arguments: Option<&Map<String, Value>>,
+) -> Result<TerminalOpen, String> {
     let args = Args::new("terminal_open", arguments, &TERMINAL_OPEN_ARGUMENTS)?;
     Ok(TerminalOpen {
         command: args.string("command")?,
@@ -150,12 +152,19 @@ pub(crate) fn terminal_send(
     let args = Args::new("terminal_send", arguments, &TERMINAL_SEND_ARGUMENTS)?;
     let keys = match args.get("keys") {
         None => Vec::new(),
-        Some(Value::String(keys)) => keys.split([' ', ',']).filter(|k| !k.is_empty()).map(String::from).collect(),
+        Some(Value::String(keys)) => keys
+            .split([' ', ','])
+            .filter(|k| !k.is_empty())
+            .map(String::from)
+            .collect(),
         Some(Value::Array(keys)) => keys
             .iter()
             .map(|key| match key {
                 Value::String(key) => Ok(key.clone()),
-                other => Err(format!("`keys` must hold key names (strings), not {}", kind(other))),
+                other => Err(format!(
+                    "`keys` must hold key names (strings), not {}",
+                    kind(other)
+                )),
             })
             .collect::<Result<_, _>>()?,
         Some(other) => {

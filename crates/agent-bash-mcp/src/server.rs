@@ -162,7 +162,9 @@ impl Server {
                 Ok(()) => reply::job_list(&self.session.jobs(), self.shape),
                 Err(message) => reply::refusal(&message),
             },
-            tools::TERMINAL_OPEN | tools::TERMINAL_SEND | tools::TERMINAL_VIEW
+            tools::TERMINAL_OPEN
+            | tools::TERMINAL_SEND
+            | tools::TERMINAL_VIEW
             | tools::TERMINAL_CLOSE => self.terminal(&request.name, arguments, &context).await,
             name => {
                 let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();

@@ -89,7 +89,8 @@ fn terminal_wait_properties(config: &Config, default: &str) -> Value {
 fn terminal_send_schema(config: &Config) -> JsonObject {
     let mut properties = terminal_wait_properties(config, "default 10 s, 30 s with wait_for");
     properties["id"] = json!({"type": "integer", "minimum": 1, "description": "The terminal."});
-    properties["text"] = json!({"type": "string", "description": "Text typed as is; a newline is the Enter key."});
+    properties["text"] =
+        json!({"type": "string", "description": "Text typed as is; a newline is the Enter key."});
     properties["keys"] = json!({
         "type": "array",
         "items": {"type": "string"},
@@ -171,7 +172,12 @@ fn terminal_tools(config: &Config) -> [(Tool, fn() -> JsonObject); 4] {
             .open_world(false),
     );
     let schema: fn() -> JsonObject = output_schema::<TerminalAnswer>;
-    [(open, schema), (send, schema), (view, schema), (close, schema)]
+    [
+        (open, schema),
+        (send, schema),
+        (view, schema),
+        (close, schema),
+    ]
 }
 
 /// The description of `bash`, written for the model: every word of it is paid for on every
@@ -489,7 +495,7 @@ pub enum Format {
 /// use agent_bash_mcp::{Format, definitions};
 ///
 /// let tools = definitions(Format::Openai, Path::new("/srv/project"), &Config::default());
-/// assert_eq!(tools.as_array().map(Vec::len), Some(4));
+/// assert_eq!(tools.as_array().map(Vec::len), Some(8));
 /// assert_eq!(tools[0]["type"], "function");
 /// assert_eq!(tools[0]["function"]["name"], "bash");
 ///
