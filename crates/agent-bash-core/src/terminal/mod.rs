@@ -742,12 +742,8 @@ impl Terminal {
         // A pattern wait ends on a program waiting for input only once the terminal has
         // also been quiet for `SETTLE`: a program that polls its input while it works (top,
         // a test runner in watch mode) may still print what is waited for.
-        let needed = if until.pattern.is_some() {
-            SETTLE
-        } else {
-            wait::QUIET
-        };
-        if quiet >= needed && self.activity() == Activity::Reading {
+        let settled = until.pattern.is_none() || quiet >= SETTLE;
+        if settled && quiet >= wait::QUIET && self.activity().waiting(quiet) {
             return Some(WaitEnd::WaitingForInput);
         }
         if until.settle && quiet >= SETTLE {
@@ -782,7 +778,7 @@ impl Terminal {
         let state = match (exit, end) {
             (Some(_), _) => TerminalState::Exited,
             (None, WaitEnd::WaitingForInput) => TerminalState::WaitingForInput,
-            (None, _) if quiet >= wait::QUIET && self.activity() == Activity::Reading => {
+            (None, _) if quiet >= wait::QUIET && self.activity().waiting(quiet) => {
                 TerminalState::WaitingForInput
             }
             (None, _) => TerminalState::Running,

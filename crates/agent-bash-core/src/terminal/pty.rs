@@ -153,15 +153,17 @@ impl Live {
         }
     }
 
-    fn output(&self, bytes: &[u8]) {
-        let reads = {
+    /// Feeds what the program wrote; returns what the terminal answers it (queries).
+    fn output(&self, bytes: &[u8]) -> Vec<u8> {
+        let (reads, replies) = {
             let mut inner = lock(&self.inner);
             inner.screen.feed(bytes);
             inner.last_activity = Instant::now();
             inner.reads += 1;
-            inner.reads
+            (inner.reads, inner.screen.take_replies())
         };
         self.changed.send_replace(reads);
+        replies
     }
 
     fn update(&self, change: impl FnOnce(&mut Inner)) {
@@ -191,7 +193,14 @@ pub(crate) async fn drive(
         };
         tokio::select! {
             read = read(&master, &mut buf) => match read {
-                Ok(n) if n > 0 => live.output(&buf[..n]),
+                Ok(n) if n > 0 => {
+                    let replies = live.output(&buf[..n]);
+                    // A program that asked waits for the answer; one that cannot take it
+                    // (gone) does not need it.
+                    if !replies.is_empty() {
+                        let _ = write(&master, &replies).await;
+                    }
+                }
                 _ => hung_up = true,
             },
             status = shell.wait(), if drained_at.is_none() && !lock(&live.inner).ended => {

@@ -49,6 +49,9 @@ struct Scrolled {
     /// Rows not yet fed to `capture`: the output pipeline is made for large reads, so rows
     /// go to it in batches of up to `BATCH_BYTES`.
     batch: String,
+    /// What the terminal answers to the program's queries (cursor position, device
+    /// attributes), to be written back to it: a program that asks waits for the answer.
+    replies: Vec<u8>,
 }
 
 /// Most bytes of rows held before they are fed to the capture.
@@ -64,6 +67,30 @@ impl Scrolled {
 }
 
 impl Callbacks for Scrolled {
+    /// The queries a real terminal answers: the cursor position (DSR 6, which TUIs send at
+    /// start and wait for), the status (DSR 5), the device attributes (DA1, DA2).
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        first: Option<u8>,
+        _second: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        let param = params.first().and_then(|p| p.first()).copied().unwrap_or(0);
+        let reply = match (c, first, param) {
+            ('n', None, 6) => {
+                let (row, col) = screen.cursor_position();
+                format!("\x1b[{};{}R", row + 1, col + 1)
+            }
+            ('n', None, 5) => "\x1b[0n".into(),
+            ('c', None, 0) => "\x1b[?62;22c".into(),
+            ('c', Some(b'>'), 0) => "\x1b[>1;10;0c".into(),
+            _ => return,
+        };
+        self.replies.extend_from_slice(reply.as_bytes());
+    }
+
     fn on_scroll(&mut self, row: RowContents<'_>, alternate_screen: bool) {
         // A full-screen program's alternate screen has no scrollback in a real terminal
         // either: what scrolls there is redrawn, not kept.
@@ -116,6 +143,7 @@ impl Screen {
             matched: false,
             row_text: String::new(),
             batch: String::new(),
+            replies: Vec::new(),
         };
         Screen {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, scrolled),
@@ -125,6 +153,11 @@ impl Screen {
     /// Feeds what the program wrote.
     pub(crate) fn feed(&mut self, bytes: &[u8]) {
         self.parser.process(bytes);
+    }
+
+    /// What the terminal must answer the program, since the last call.
+    pub(crate) fn take_replies(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
     /// The screen as text, the cursor, and whether it is the alternate screen.
@@ -252,6 +285,18 @@ mod tests {
             ("abcdefghij".to_string(), 1)
         );
         assert_eq!(screen.shot().text, "klmno\nsix\n");
+    }
+
+    #[test]
+    fn queries_are_answered_as_a_terminal_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut screen = screen(5, 20, dir.path());
+        screen.feed(b"ab\r\ncd\x1b[6n\x1b[c\x1b[>c\x1b[5n");
+        assert_eq!(
+            screen.take_replies(),
+            b"\x1b[2;3R\x1b[?62;22c\x1b[>1;10;0c\x1b[0n"
+        );
+        assert!(screen.take_replies().is_empty());
     }
 
     #[test]

@@ -24,34 +24,62 @@ use std::time::Duration;
 /// program blocked reading it counts as waiting for input.
 pub(crate) const QUIET: Duration = Duration::from_millis(40);
 
+/// The same for a program that waits for the terminal with a timeout (poll or select
+/// with one): top between refreshes waits for a key, but vim on its way out waits 100 ms
+/// for the terminal's late answers, and is not waiting for the model.
+pub(crate) const TIMED_QUIET: Duration = Duration::from_millis(300);
+
 /// How often a waiting call looks again when nothing is written.
 pub(crate) const POLL: Duration = Duration::from_millis(10);
 
 /// What the foreground group of a terminal is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Activity {
-    /// A process of the group is blocked reading the terminal, and none runs.
+    /// A process of the group is blocked reading the terminal without a timeout, and none
+    /// runs.
     Reading,
+    /// A process of the group waits for the terminal with a timeout (or one we cannot
+    /// read), and none runs.
+    ReadingTimed,
     /// Anything else: running, sleeping on something else, or no group to look at.
     Busy,
+}
+
+impl Activity {
+    /// True if the program waits for input, given how long the terminal has been quiet.
+    pub(crate) fn waiting(self, quiet: Duration) -> bool {
+        match self {
+            Activity::Reading => quiet >= QUIET,
+            Activity::ReadingTimed => quiet >= TIMED_QUIET,
+            Activity::Busy => false,
+        }
+    }
+}
+
+/// How a process waits for the terminal, if it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocked {
+    No,
+    Forever,
+    WithTimeout,
 }
 
 /// What the foreground process group `group` of the terminal `tty` (the slave's path,
 /// `/dev/pts/N`) is doing.
 pub(crate) fn activity(group: i32, tty: &Path) -> Activity {
-    let mut reading = false;
+    let mut found = Activity::Busy;
     for pid in members(group) {
         match state(pid) {
             Some('R' | 'D') => return Activity::Busy,
-            Some('S') => reading = reading || blocked_on_terminal(pid, tty),
+            Some('S') => match blocked_on_terminal(pid, tty) {
+                Blocked::Forever => found = Activity::Reading,
+                Blocked::WithTimeout if found == Activity::Busy => found = Activity::ReadingTimed,
+                Blocked::WithTimeout | Blocked::No => {}
+            },
             _ => {}
         }
     }
-    if reading {
-        Activity::Reading
-    } else {
-        Activity::Busy
-    }
+    found
 }
 
 /// True if the leader of the foreground group `group` is a shell (bash, sh, zsh…): the
@@ -85,19 +113,48 @@ fn state(pid: i32) -> Option<char> {
     fields.split_ascii_whitespace().next()?.chars().next()
 }
 
-/// True if `pid` sleeps waiting for input from the terminal `tty`.
-fn blocked_on_terminal(pid: i32, tty: &Path) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
-        Ok(syscall) => match parse_syscall(&syscall) {
-            Some((number, first)) if READS.contains(&number) => {
-                i32::try_from(first).is_ok_and(|fd| is_terminal(pid, fd, tty))
-            }
-            Some((number, _)) if WAITS.contains(&number) => has_terminal_open(pid, tty),
-            Some(_) => false,
-            // `running`, or a format we do not know: look at the wait channel.
-            None => by_wait_channel(pid, tty),
-        },
-        Err(_) => by_wait_channel(pid, tty),
+/// Whether (and how) `pid` sleeps waiting for input from the terminal `tty`.
+fn blocked_on_terminal(pid: i32, tty: &Path) -> Blocked {
+    let syscall = std::fs::read_to_string(format!("/proc/{pid}/syscall"));
+    let Some((number, args)) = syscall.ok().as_deref().and_then(parse_syscall) else {
+        // Unreadable, `running`, or a format we do not know: the wait channel.
+        return if by_wait_channel(pid, tty) {
+            Blocked::WithTimeout
+        } else {
+            Blocked::No
+        };
+    };
+    let on_terminal = if READS.contains(&number) {
+        i32::try_from(args[0]).is_ok_and(|fd| is_terminal(pid, fd, tty))
+    } else {
+        WAITS.contains(&number) && has_terminal_open(pid, tty)
+    };
+    match (on_terminal, forever(number, &args)) {
+        (false, _) => Blocked::No,
+        (true, true) => Blocked::Forever,
+        (true, false) => Blocked::WithTimeout,
+    }
+}
+
+/// True if system call `number` with `args` waits without a timeout: a blocking read; a
+/// select or ppoll without a timeout (a null pointer); a poll or epoll_wait with a
+/// negative one.
+fn forever(number: i64, args: &[u64; 6]) -> bool {
+    let negative = |arg: u64| (arg as i32) < 0;
+    match number {
+        _ if READS.contains(&number) => true,
+        libc::SYS_pselect6 => args[4] == 0,
+        libc::SYS_ppoll | libc::SYS_epoll_pwait2 => {
+            args[2 + usize::from(number == libc::SYS_epoll_pwait2)] == 0
+        }
+        libc::SYS_epoll_pwait => negative(args[3]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_select => args[4] == 0,
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_poll => negative(args[2]),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_epoll_wait => negative(args[3]),
+        _ => false,
     }
 }
 
@@ -117,14 +174,17 @@ fn by_wait_channel(pid: i32, tty: &Path) -> bool {
     waiting && is_terminal(pid, 0, tty)
 }
 
-/// The system call number and first argument of a /proc/PID/syscall line
-/// (`0 0x3 0x7ffd… …`); `None` for `running` or `-1 …` (not in a system call).
-fn parse_syscall(line: &str) -> Option<(i64, u64)> {
+/// The system call number and its six arguments from a /proc/PID/syscall line
+/// (`0 0x3 0x7ffd… …`, then the stack and instruction pointers); `None` for `running` or
+/// `-1 …` (not in a system call).
+fn parse_syscall(line: &str) -> Option<(i64, [u64; 6])> {
     let mut fields = line.split_ascii_whitespace();
     let number: i64 = fields.next()?.parse().ok()?;
-    let first = fields.next()?.strip_prefix("0x")?;
-    let first = u64::from_str_radix(first, 16).ok()?;
-    (number >= 0).then_some((number, first))
+    let mut args = [0u64; 6];
+    for arg in &mut args {
+        *arg = u64::from_str_radix(fields.next()?.strip_prefix("0x")?, 16).ok()?;
+    }
+    (number >= 0).then_some((number, args))
 }
 
 /// True if descriptor `fd` of `pid` is the terminal `tty`.
@@ -188,12 +248,17 @@ mod tests {
     fn syscall_lines_are_read_in_their_three_shapes() {
         assert_eq!(
             parse_syscall("0 0x3 0x7ffd8f638e47 0x1 0x5 0x5 0x7 0x7ffd 0x7f\n"),
-            Some((0, 3))
+            Some((0, [3, 0x7ffd8f638e47, 1, 5, 5, 7]))
         );
-        assert_eq!(
-            parse_syscall("270 0x1 0x7fff409693f0 0x0 0x0 0x0 0x7 0x7f 0x7f"),
-            Some((270, 1))
+        let (number, args) =
+            parse_syscall("270 0x1 0x7fff409693f0 0x0 0x0 0x0 0x7 0x7f 0x7f").unwrap();
+        assert!(
+            forever(number, &args),
+            "readline's pselect6 without a timeout"
         );
+        let (number, args) =
+            parse_syscall("270 0x1 0x7ffe3b 0x0 0x7ffe3c 0x7ffe3d 0x0 0x7f 0x7f").unwrap();
+        assert!(!forever(number, &args), "vim's pselect6 with one");
         assert_eq!(parse_syscall("running\n"), None);
         assert_eq!(parse_syscall("-1 0x7ffd 0x7f\n"), None);
     }
