@@ -228,6 +228,10 @@ fn password_prompts_are_seen_waiting_for_input() {
         assert!(!read.screen.contains("hunter22"), "echoed: {}", read.screen);
         let length = send(&session, bash.id, "echo \"got ${#pw}\"\n", &[], None).await;
         assert!(length.screen.contains("\ngot 8\n"), "{}", length.screen);
+        // What is typed into a program (here `read`) is logged by its length only.
+        let log = std::fs::read_to_string(dir.path().join("audit.jsonl")).unwrap();
+        assert!(!log.contains("hunter22"), "{log}");
+        assert!(log.contains("\"command\":\"(9 chars)\""), "{log}");
         // Python's getpass (reads /dev/tty with echo off), and input().
         let script = "import getpass; p = getpass.getpass('Secret: '); \
                       n = input('Name? '); print(len(p), n)";

@@ -863,7 +863,7 @@ mod tests {
         let mcp = definitions(Format::Mcp, root, &Config::default());
         let responses = definitions(Format::OpenaiResponses, root, &Config::default());
         let tools = responses.as_array().cloned().unwrap_or_default();
-        assert_eq!(tools.len(), 4);
+        assert_eq!(tools.len(), 8);
         for (tool, listed) in tools
             .iter()
             .zip(mcp["tools"].as_array().into_iter().flatten())
@@ -927,7 +927,7 @@ mod tests {
         assert_eq!(keys(&gemini[0]), ["functionDeclarations"]);
         let declarations = gemini[0]["functionDeclarations"].as_array().cloned();
         let declarations = declarations.unwrap_or_default();
-        assert_eq!(declarations.len(), 4);
+        assert_eq!(declarations.len(), 8);
         for (declaration, listed) in declarations
             .iter()
             .zip(mcp["tools"].as_array().into_iter().flatten())

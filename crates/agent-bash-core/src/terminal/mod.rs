@@ -21,7 +21,9 @@
 //!   (arrows, history, Tab completion) change the line in ways it cannot see. Several lines
 //!   sent at once to a shell are checked together, as one script.
 //! - "At a shell prompt" means the leader of the terminal's foreground group is a shell
-//!   (bash, sh, zsh…). A shell started inside another program (`:!sh` in vim) counts too.
+//!   (bash, sh, zsh…) whose line editor holds the terminal (not in canonical mode). A shell
+//!   started inside another program (`:!sh` in vim) counts too; a shell without a line
+//!   editor (sh, dash) counts whatever it reads, a password for its `read` builtin included.
 
 mod keys;
 mod pty;
@@ -465,7 +467,6 @@ impl Terminals {
         terminal.touch();
         let application_cursor = lock(&terminal.live.inner).screen.application_cursor();
         let bytes = typed_bytes(&input, application_cursor)?;
-        let shown = shown_input(&input);
         if lock(&terminal.live.inner).exit.is_some() {
             let mut answer = terminal.answer(session, WaitEnd::NoWait, Duration::ZERO, None);
             answer.notes.insert(0, TerminalNote::NotSent);
@@ -481,6 +482,7 @@ impl Terminals {
         let unchecked = Checked::unchecked();
         let decided = checked.as_ref().unwrap_or(&unchecked);
         let refused = decided.refusal.is_some();
+        let shown = shown_input(&input, checked.is_some());
         let mut notes: Vec<TerminalNote> = record(
             session,
             id,
@@ -678,9 +680,20 @@ impl Terminal {
         Some(group.as_raw_nonzero().get())
     }
 
-    /// True if the terminal's foreground group is led by a shell (at its prompt).
+    /// True if the terminal is at a shell's prompt: its foreground group is led by a shell,
+    /// and a line editor (readline, zle) has the terminal out of canonical mode. A shell in
+    /// canonical mode runs a builtin that reads a line (`read -s` for a password), which is
+    /// not a command; a shell without a line editor (sh, dash) counts in either mode.
     fn at_shell_prompt(&self) -> bool {
-        self.foreground().is_some_and(wait::is_shell)
+        let Some(shell) = self.foreground().and_then(wait::shell) else {
+            return false;
+        };
+        let editing = rustix::termios::tcgetattr(self.master.get_ref()).map_or(true, |modes| {
+            !modes
+                .local_modes
+                .contains(rustix::termios::LocalModes::ICANON)
+        });
+        editing || wait::PLAIN_SHELLS.contains(&shell)
     }
 
     /// What the foreground group does.
@@ -1004,9 +1017,14 @@ fn typed_bytes(input: &TerminalInput, application_cursor: bool) -> Result<Vec<u8
     Ok(bytes)
 }
 
-/// `input` as the audit log shows it: the text, then the keys as `{Enter}`.
-fn shown_input(input: &TerminalInput) -> String {
-    let mut shown = input.text.clone().unwrap_or_default();
+/// `input` as the audit log shows it: the text (only its length, unless it was typed at a
+/// shell prompt: input to a program may be a password), then the keys as `{Enter}`.
+fn shown_input(input: &TerminalInput, text_shown: bool) -> String {
+    let text = input.text.clone().unwrap_or_default();
+    let mut shown = match (text_shown, text.chars().count()) {
+        (true, _) | (false, 0) => text,
+        (false, chars) => format!("({chars} chars)"),
+    };
     for key in &input.keys {
         shown.push('{');
         shown.push_str(key);
@@ -1090,7 +1108,11 @@ mod tests {
             typed_bytes(&input("", &["Nope"]), false),
             Err(Error::Key { .. })
         ));
-        assert_eq!(shown_input(&input("ls", &["Enter"])), "ls{Enter}");
+        assert_eq!(shown_input(&input("ls", &["Enter"]), true), "ls{Enter}");
+        assert_eq!(
+            shown_input(&input("hunter2", &["Enter"]), false),
+            "(7 chars){Enter}"
+        );
     }
 
     #[test]

@@ -82,15 +82,24 @@ pub(crate) fn activity(group: i32, tty: &Path) -> Activity {
     found
 }
 
-/// True if the leader of the foreground group `group` is a shell (bash, sh, zsh…): the
-/// terminal is at a shell prompt, or the shell runs a builtin.
-pub(crate) fn is_shell(group: i32) -> bool {
+/// The name of the leader of the foreground group `group` if it is a shell (bash, sh,
+/// zsh…).
+pub(crate) fn shell(group: i32) -> Option<&'static str> {
     let comm = std::fs::read_to_string(format!("/proc/{group}/comm")).unwrap_or_default();
-    matches!(
-        comm.trim_end(),
-        "bash" | "sh" | "dash" | "zsh" | "ksh" | "mksh" | "ash" | "fish" | "busybox"
-    )
+    SHELLS
+        .iter()
+        .copied()
+        .find(|shell| *shell == comm.trim_end())
 }
+
+/// Shells, as /proc/PID/comm names them.
+const SHELLS: [&str; 9] = [
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox",
+];
+
+/// Shells without a line editor: their prompt reads the terminal in canonical mode, as
+/// their `read` builtin does.
+pub(crate) const PLAIN_SHELLS: [&str; 4] = ["sh", "dash", "ash", "busybox"];
 
 /// The processes of group `group`: the leader first (usually the only one), then the rest
 /// from a walk of /proc.
@@ -266,6 +275,6 @@ mod tests {
     #[test]
     fn a_group_that_does_not_exist_is_busy() {
         assert_eq!(activity(i32::MAX, Path::new("/dev/pts/0")), Activity::Busy);
-        assert!(!is_shell(i32::MAX));
+        assert_eq!(shell(i32::MAX), None);
     }
 }
