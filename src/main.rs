@@ -2,6 +2,7 @@
 //! prints (and, for `mcp`, stdout belongs to the protocol: logs go to stderr).
 
 mod run;
+mod term;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,6 +61,13 @@ enum Command {
     /// `eval`, wrappers such as `sudo` or `xargs`), the decision on it and the rule that
     /// decided, then the overall decision. Exits 0 for allow, 1 for ask, 2 for deny.
     Check(CheckArgs),
+    /// Drive a terminal session by hand, as the terminal tools do for a model.
+    ///
+    /// Opens a terminal running COMMAND (default: an interactive bash), prints its first
+    /// screen, then types each line of stdin followed by Enter (a line `\k NAME…` presses
+    /// the named keys, such as `\k Esc` or `\k Ctrl-C`) and prints each answer, until
+    /// stdin or the program ends. Then closes the terminal.
+    Term(term::TermArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -99,7 +107,7 @@ impl SandboxArgs {
 
 /// Where a session is rooted and which settings it reads: the flags of every command that
 /// loads settings.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Default)]
 pub(crate) struct SessionArgs {
     /// Session root: commands start there, relative cwds resolve against it, and its
     /// .agent-bash.toml is read. Default: the current directory.
@@ -232,6 +240,7 @@ fn run_cli() -> anyhow::Result<ExitCode> {
         Command::Config(args) => show_config(args),
         Command::Check(args) => check(args),
         Command::Sandbox(SandboxCommand::Probe) => probe(),
+        Command::Term(args) => term::main(args),
     }
 }
 
@@ -255,7 +264,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
 /// Prints `text` and a newline on stdout. A closed pipe (`agent-bash … | head`) is the
 /// reader's choice, not a failure.
-fn print(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {

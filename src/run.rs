@@ -294,8 +294,8 @@ fn read_at_most(reader: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>
 
 /// Asks the person at the terminal whether to run a command the policy wants approved;
 /// without a terminal there is nobody to ask. An interruption while asking declines.
-struct Terminal<'a> {
-    cancel: &'a CancellationToken,
+pub(crate) struct Terminal<'a> {
+    pub(crate) cancel: &'a CancellationToken,
 }
 
 impl agent_bash_core::Approver for Terminal<'_> {

@@ -20,3 +20,4 @@ mod sandbox;
 mod schema;
 mod secrets;
 mod support;
+mod terminal;

@@ -611,3 +611,58 @@ fn the_tree_dies_with_a_killed_agent_bash() {
         "the tree outlived agent-bash"
     );
 }
+
+/// A terminal runs in the session's sandbox: its shell cannot write outside the writable
+/// set, and keeps job control (the terminal is its controlling one).
+#[test]
+fn a_terminal_runs_in_the_sessions_sandbox() {
+    use agent_bash_core::sandbox::SandboxMode;
+    use agent_bash_core::{
+        Config, NoApprover, Session, TerminalInput, TerminalOpen, TerminalState, TerminalWait,
+    };
+    let place = Place::new("terminal");
+    let target = place.out("from-terminal");
+    let mut config = Config::default();
+    config.sandbox.mode = SandboxMode::WorkspaceWrite;
+    config.supervisor = Some(PathBuf::from(env!("CARGO_BIN_EXE_agent-bash")));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let session = Session::new(place.root(), config).unwrap();
+        let first = session
+            .terminal_open(TerminalOpen::default(), &NoApprover)
+            .await
+            .unwrap();
+        assert_eq!(first.state, TerminalState::WaitingForInput, "{first:?}");
+        let text = format!(
+            "echo inside > ok; touch {} || echo REFUSED-$((6*7)); sleep 0.1 & jobs\n",
+            target.display()
+        );
+        let input = TerminalInput {
+            text: Some(text),
+            keys: Vec::new(),
+            wait: TerminalWait {
+                wait_secs: Some(30),
+                wait_for: Some("REFUSED-42".into()),
+            },
+        };
+        let answer = session
+            .terminal_send(first.id, input, &NoApprover)
+            .await
+            .unwrap();
+        assert!(
+            answer.screen.contains("Read-only file system"),
+            "{}",
+            answer.screen
+        );
+        assert!(
+            answer.screen.contains("[1]"),
+            "no job control: {}",
+            answer.screen
+        );
+        assert!(place.root().join("ok").exists());
+        assert!(!target.exists());
+    });
+}

@@ -22,7 +22,7 @@ async def test_lists_the_bash_tool_with_its_schemas():
         assert bash.input_schema["required"] == ["command"]
         assert set(bash.input_schema["properties"]) >= {"command", "timeout_secs", "cwd"}
         assert "/tmp" in bash.description, "the description names the root"
-        assert [tool.output_schema for tool in tools] == [None] * 4, "text by default: no output schema"
+        assert [tool.output_schema for tool in tools] == [None] * 8, "text by default: no output schema"
     async with server(root="/tmp", structured=True) as session:
         tools = (await session.list_tools()).tools
         bash = next(tool for tool in tools if tool.name == "bash")

@@ -41,6 +41,12 @@ pub(crate) struct Entry<'a> {
     /// command), when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For a terminal session: its id, and what was done (`open`, `send`, `close`); the
+    /// command is then the opening command, or what was typed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
 }
 
 impl<'a> Entry<'a> {
@@ -68,6 +74,41 @@ impl<'a> Entry<'a> {
             output_bytes: outcome.stdout_stats.total_bytes + outcome.stderr_stats.total_bytes,
             job_id: outcome.job_id,
             error: None,
+            terminal: None,
+            action: None,
+        }
+    }
+
+    /// The entry of an action on terminal `id`: `command` is the opening command or what
+    /// was typed (keys as `{Enter}`); `decision` is the policy's, or `unchecked` for input
+    /// to a program other than a shell.
+    pub(crate) fn terminal(
+        id: u64,
+        action: &'static str,
+        command: &'a str,
+        cwd: &'a Path,
+        decision: &'a str,
+        rule: Option<&'a str>,
+        ran: bool,
+    ) -> Entry<'a> {
+        Entry {
+            time: utc_now(),
+            command,
+            description: None,
+            cwd,
+            decision,
+            rule,
+            approved: None,
+            ran,
+            exit_code: None,
+            signal: None,
+            timed_out: false,
+            duration_ms: 0,
+            output_bytes: 0,
+            job_id: None,
+            error: None,
+            terminal: Some(id),
+            action: Some(action),
         }
     }
 }

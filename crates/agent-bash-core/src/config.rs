@@ -83,6 +83,33 @@ pub struct Config {
     /// `sandbox::supervise_if_asked` first thing in `main` (the `agent-bash` binary sets
     /// itself). `None`: a call the sandbox confines fails with `Error::Sandbox`.
     pub supervisor: Option<PathBuf>,
+    /// Terminal sessions: how many, and how long they live.
+    pub terminal: TerminalConfig,
+}
+
+/// Terminal sessions (`terminal_open` and the rest): programs that need a terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalConfig {
+    /// Most terminals open at once in a session.
+    pub max_sessions: usize,
+    /// A terminal nobody sent to or looked at for this long is closed.
+    pub idle: Duration,
+    /// A terminal is closed at this age, whatever it does.
+    pub max_age: Duration,
+    /// The default interactive bash reads the user's startup files (`~/.bashrc`); off, it
+    /// starts with `--norc --noprofile`, the same everywhere.
+    pub rc_files: bool,
+}
+
+impl Default for TerminalConfig {
+    fn default() -> TerminalConfig {
+        TerminalConfig {
+            max_sessions: 8,
+            idle: Duration::from_secs(1800),
+            max_age: Duration::from_secs(4 * 3600),
+            rc_files: false,
+        }
+    }
 }
 
 /// Trusted project roots (`[trust] roots`): only the user's own layers set them.
@@ -276,6 +303,7 @@ impl Default for Config {
             trust: TrustConfig::default(),
             sandbox: crate::sandbox::SandboxConfig::default(),
             supervisor: None,
+            terminal: TerminalConfig::default(),
         }
     }
 }
@@ -289,6 +317,12 @@ impl Config {
         self.budget.validate()?;
         if self.default_timeout.is_zero() || self.max_timeout.is_zero() {
             return Err(Error::config("timeout", "must be more than 0 seconds"));
+        }
+        if self.terminal.idle.is_zero() || self.terminal.max_age.is_zero() {
+            return Err(Error::config(
+                "terminal time",
+                "idle_secs and max_age_secs must be more than 0",
+            ));
         }
         if self.max_command_bytes == 0 {
             return Err(Error::config("max_command_bytes", "must be more than 0"));

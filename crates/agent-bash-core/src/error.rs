@@ -145,6 +145,55 @@ pub enum Error {
         /// What is wrong, and what would do.
         reason: String,
     },
+    /// No terminal has this id.
+    #[error("no terminal {id} in this session; {}", known_terminals(known))]
+    UnknownTerminal {
+        /// The id asked for.
+        id: u64,
+        /// The ids of the session's terminals, in ascending order.
+        known: Vec<u64>,
+    },
+    /// As many terminals are open as the configuration allows.
+    #[error("{max} terminals are open, the most allowed; close one with terminal_close first")]
+    TerminalLimit {
+        /// `TerminalConfig::max_sessions`.
+        max: usize,
+    },
+    /// A key name `terminal_send` does not know.
+    #[error("unknown key {name:?}; {known}")]
+    Key {
+        /// The name as given.
+        name: String,
+        /// The names it knows, in words.
+        known: String,
+    },
+    /// A terminal size out of range.
+    #[error("{what} must be between {min} and {max} (got {got})")]
+    TerminalSize {
+        /// `rows` or `cols`.
+        what: &'static str,
+        /// The value asked for.
+        got: u64,
+        /// The smallest allowed.
+        min: u16,
+        /// The largest allowed.
+        max: u16,
+    },
+    /// The terminal could not be opened or written to.
+    #[error("terminal: {reason}")]
+    Terminal {
+        /// What failed, with the I/O error.
+        reason: String,
+    },
+}
+
+/// `it has none`, or `its terminals are 1, 2`.
+fn known_terminals(known: &[u64]) -> String {
+    if known.is_empty() {
+        return "it has none (terminal_open starts one)".into();
+    }
+    let ids: Vec<String> = known.iter().map(u64::to_string).collect();
+    format!("its terminals are {}", ids.join(", "))
 }
 
 /// `it has none`, or `its jobs are 1, 2`.
@@ -180,6 +229,11 @@ impl Error {
             Error::Script { .. } => "script",
             Error::OutputDir { .. } => "output_dir",
             Error::Sandbox { .. } => "sandbox",
+            Error::UnknownTerminal { .. } => "unknown_terminal",
+            Error::TerminalLimit { .. } => "terminal_limit",
+            Error::Key { .. } => "key",
+            Error::TerminalSize { .. } => "terminal_size",
+            Error::Terminal { .. } => "terminal",
         }
     }
 

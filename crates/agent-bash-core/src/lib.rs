@@ -56,11 +56,12 @@ mod request;
 pub mod sandbox;
 mod session;
 pub mod settings;
+mod terminal;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
 pub use config::{
     AuditConfig, Budget, Config, KIB, MIB, McpConfig, OnTimeout, SecretsConfig, SecretsMode,
-    TrustConfig,
+    TerminalConfig, TrustConfig,
 };
 pub use error::Error;
 pub use jobs::{JobInfo, JobList, JobOrigin, JobOutput, JobStatus};
@@ -73,6 +74,11 @@ pub use policy::{
 pub use process::ProcessInfo;
 pub use request::Request;
 pub use session::{Finished, Session};
+pub use terminal::{
+    DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
+    TerminalAnswer, TerminalInput, TerminalNote, TerminalOpen, TerminalState, TerminalWait,
+    WaitEnd,
+};
 pub use tokio_util::sync::CancellationToken;
 
 /// The output pipeline's parts, for the project's own benchmarks only: not a stable API.

@@ -96,21 +96,7 @@ pub(crate) struct Environment<'a> {
 /// a required one.
 pub(crate) fn plan(call: &Call, id: u64, environment: &Environment<'_>) -> Result<Plan, Error> {
     let config = environment.config;
-    let confined = match environment.sandboxing {
-        Some(sandboxing) => {
-            let decided = decide(
-                &sandboxing.config,
-                call.sandbox,
-                &sandboxing.places,
-                &sandboxing.probe,
-            )?;
-            decided.map(|confinement| Confined {
-                supervisor: sandboxing.supervisor.clone(),
-                confinement,
-            })
-        }
-        None => None,
-    };
+    let confined = confined(environment.sandboxing, call.sandbox)?;
     let (args, script) = if call.command.len() > LONGEST_ARGUMENT_BYTES {
         let script = ScriptFile::write(environment.spill_dir, id, &call.command)?;
         (vec![script.0.clone().into_os_string()], Some(script))
@@ -138,6 +124,30 @@ pub(crate) fn plan(call: &Call, id: u64, environment: &Environment<'_>) -> Resul
         },
         confined,
     })
+}
+
+/// What confines a command that asks for `asked` in a session with `sandboxing` (calls and
+/// terminals alike).
+///
+/// # Errors
+/// `Error::Sandbox`, as `sandbox::decide`.
+pub(crate) fn confined(
+    sandboxing: Option<&Sandboxing>,
+    asked: (Option<crate::sandbox::SandboxMode>, Option<bool>),
+) -> Result<Option<Confined>, Error> {
+    let Some(sandboxing) = sandboxing else {
+        return Ok(None);
+    };
+    let decided = decide(
+        &sandboxing.config,
+        asked,
+        &sandboxing.places,
+        &sandboxing.probe,
+    )?;
+    Ok(decided.map(|confinement| Confined {
+        supervisor: sandboxing.supervisor.clone(),
+        confinement,
+    }))
 }
 
 /// A long command's script file in the session's output directory, removed when dropped.

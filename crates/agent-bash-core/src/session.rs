@@ -24,6 +24,7 @@ use crate::process::group::GroupGuard;
 use crate::process::stop::{self, StopTimes};
 use crate::request::Request;
 use crate::sandbox::{self, SandboxMode, Sandboxing};
+use crate::terminal::{TerminalAnswer, TerminalInput, TerminalOpen, TerminalWait, Terminals};
 use crate::{audit, exit, pipeline};
 
 /// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
@@ -49,6 +50,8 @@ pub struct Session {
     /// The kernel sandbox, set up by the first call that needs it (at once when the
     /// settings confine every call).
     sandboxing: OnceLock<Result<Sandboxing, Error>>,
+    /// Terminal sessions (`terminal_open`…), closed with the session.
+    terminals: Terminals,
 }
 
 /// Whether calls are recorded, and where.
@@ -164,6 +167,7 @@ impl Session {
             leftovers: Mutex::new(Vec::new()),
             jobs: Jobs::default(),
             sandboxing: OnceLock::new(),
+            terminals: Terminals::default(),
         };
         // A sandbox the settings ask for is checked now: a kernel that cannot enforce a
         // required one, or a missing supervisor, fails the session rather than its calls.
@@ -282,6 +286,7 @@ impl Session {
     /// the session.
     pub fn kill_all(&self) {
         self.jobs.kill_all();
+        self.terminals.kill_all();
         let guards = std::mem::take(&mut *lock(&self.leftovers));
         for guard in &guards {
             guard.signal(rustix::process::Signal::KILL);
@@ -297,7 +302,8 @@ impl Session {
         let times = self.stop_times();
         tokio::join!(
             self.jobs.stop_all(self.stop_bound()),
-            stop::stop_groups(&groups, rustix::process::Signal::TERM, times)
+            stop::stop_groups(&groups, rustix::process::Signal::TERM, times),
+            self.terminals.stop_all(times, self.config.io_drain)
         );
         self.kill_all();
     }
@@ -312,6 +318,16 @@ impl Session {
         StopTimes {
             grace: self.config.kill_grace,
         }
+    }
+
+    /// The bash commands run in.
+    pub(crate) fn bash(&self) -> &Path {
+        &self.bash
+    }
+
+    /// Inherited variables commands do not get (`env.remove`, and secrets in `remove` mode).
+    pub(crate) fn env_remove(&self) -> &[String] {
+        &self.env_remove
     }
 
     /// What a call's plan is made in, now.
@@ -573,6 +589,88 @@ impl Session {
         approver: &impl Approver,
     ) -> Result<Finished, Error> {
         pipeline::run(self, request, Hooks { cancel, progress }, approver).await
+    }
+}
+
+/// Terminal sessions: programs that need a terminal, driven across calls.
+impl Session {
+    /// Opens a terminal running `open.command` (default: an interactive bash) once the
+    /// policy allows it, and answers with its first screen (once the program waits for
+    /// input, its output settles, or `terminal::OPEN_WAIT` passes). A refused command
+    /// opens nothing: the answer's `refused` says why.
+    ///
+    /// # Errors
+    /// `TerminalLimit`, `TerminalSize`, `Cwd`, `EmptyCommand` and the other request errors,
+    /// `Terminal` or `Spawn` when it cannot be started.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use agent_bash_core::{Config, NoApprover, Session, TerminalInput, TerminalOpen};
+    /// use agent_bash_core::{TerminalState, TerminalWait};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let config = Config { spill_parent: Some(dir.path().into()), ..Config::default() };
+    /// let session = Session::new(dir.path(), config)?;
+    /// let open = TerminalOpen { command: Some("python3 -q".into()), ..TerminalOpen::default() };
+    /// let first = session.terminal_open(open, &NoApprover).await?;
+    /// assert_eq!(first.state, TerminalState::WaitingForInput);
+    /// assert!(first.screen.ends_with(">>>"), "{}", first.screen);
+    ///
+    /// let input = TerminalInput { text: Some("6 * 7\n".into()), ..TerminalInput::default() };
+    /// let answer = session.terminal_send(first.id, input, &NoApprover).await?;
+    /// assert!(answer.screen.contains("\n42\n>>>"), "{}", answer.screen);
+    ///
+    /// let closed = session.terminal_close(first.id).await?;
+    /// assert_eq!(closed.state, TerminalState::Exited);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn terminal_open(
+        &self,
+        open: TerminalOpen,
+        approver: &impl Approver,
+    ) -> Result<TerminalAnswer, Error> {
+        self.terminals.open(self, open, approver).await
+    }
+
+    /// Types `input` into terminal `id` (its text as is, a newline as Enter, then its named
+    /// keys) and answers once the wait is over: `wait_for` matched, the program waits for
+    /// input or ended, the terminal was quiet for `terminal::SETTLE` (without `wait_for`),
+    /// or `wait_secs` passed. At a shell prompt, the lines it completes go through the
+    /// policy first; a refused line types nothing.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`, `Key`, `Pattern`, `Wait`, `Terminal` (the write failed).
+    pub async fn terminal_send(
+        &self,
+        id: u64,
+        input: TerminalInput,
+        approver: &impl Approver,
+    ) -> Result<TerminalAnswer, Error> {
+        self.terminals.send(self, id, input, approver).await
+    }
+
+    /// Terminal `id`'s screen and new scrollback, after waiting as `wait` says (by default
+    /// not at all), typing nothing.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`, `Pattern`, `Wait`.
+    pub async fn terminal_view(
+        &self,
+        id: u64,
+        wait: TerminalWait,
+    ) -> Result<TerminalAnswer, Error> {
+        self.terminals.view(self, id, wait).await
+    }
+
+    /// Ends terminal `id` (hang-up, then SIGTERM and SIGKILL for its whole process tree)
+    /// and answers with its last screen.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`.
+    pub async fn terminal_close(&self, id: u64) -> Result<TerminalAnswer, Error> {
+        self.terminals.close(self, id).await
     }
 }
 

@@ -4,8 +4,8 @@
 //! what to fix (the model reads it), and so that a harmless slip (`"timeout_secs": "30"`)
 //! still runs.
 
-use agent_bash_core::Request;
 use agent_bash_core::sandbox::SandboxMode;
+use agent_bash_core::{Request, TerminalInput, TerminalOpen, TerminalWait};
 use serde_json::{Map, Value};
 
 /// The arguments `bash` accepts; anything else is refused (a typo must not go unnoticed).
@@ -119,6 +119,101 @@ pub(crate) fn jobs(arguments: Option<&Map<String, Value>>) -> Result<(), String>
     Args::new("bash_jobs", arguments, &[]).map(|_| ())
 }
 
+/// The arguments of `terminal_open`.
+pub(crate) const TERMINAL_OPEN_ARGUMENTS: [&str; 5] =
+    ["command", "cwd", "rows", "cols", "timeout_secs"];
+/// The arguments of `terminal_send`.
+pub(crate) const TERMINAL_SEND_ARGUMENTS: [&str; 5] =
+    ["id", "text", "keys", "wait_secs", "wait_for"];
+/// The arguments of `terminal_view`.
+pub(crate) const TERMINAL_VIEW_ARGUMENTS: [&str; 3] = ["id", "wait_secs", "wait_for"];
+/// The arguments of `terminal_close`.
+pub(crate) const TERMINAL_CLOSE_ARGUMENTS: [&str; 1] = ["id"];
+
+/// Reads the arguments of a `terminal_open` call.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub(crate) fn terminal_open(
+    arguments: Option<&Map<String, Value>>,
+) -> Result<TerminalOpen, String> {
+    let args = Args::new("terminal_open", arguments, &TERMINAL_OPEN_ARGUMENTS)?;
+    Ok(TerminalOpen {
+        command: args.string("command")?,
+        cwd: args.string("cwd")?.map(Into::into),
+        rows: args.whole("rows", 1)?,
+        cols: args.whole("cols", 1)?,
+        timeout_secs: args.whole("timeout_secs", 1)?,
+    })
+}
+
+/// Reads the arguments of a `terminal_send` call: the terminal and what to type.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub(crate) fn terminal_send(
+    arguments: Option<&Map<String, Value>>,
+) -> Result<(u64, TerminalInput), String> {
+    let args = Args::new("terminal_send", arguments, &TERMINAL_SEND_ARGUMENTS)?;
+    let keys = match args.get("keys") {
+        None => Vec::new(),
+        Some(Value::String(keys)) => keys
+            .split([' ', ','])
+            .filter(|k| !k.is_empty())
+            .map(String::from)
+            .collect(),
+        Some(Value::Array(keys)) => keys
+            .iter()
+            .map(|key| match key {
+                Value::String(key) => Ok(key.clone()),
+                other => Err(format!(
+                    "`keys` must hold key names (strings), not {}",
+                    kind(other)
+                )),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "`keys` must be a list of key names such as [\"Enter\"], not {}",
+                kind(other)
+            ));
+        }
+    };
+    let text = args.string("text")?;
+    if text.as_deref().is_none_or(str::is_empty) && keys.is_empty() {
+        return Err(
+            "give `text` to type or `keys` to press (terminal_view looks without typing)".into(),
+        );
+    }
+    Ok((
+        args.terminal_id()?,
+        TerminalInput {
+            text,
+            keys,
+            wait: args.terminal_wait()?,
+        },
+    ))
+}
+
+/// Reads the arguments of a `terminal_view` call.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub(crate) fn terminal_view(
+    arguments: Option<&Map<String, Value>>,
+) -> Result<(u64, TerminalWait), String> {
+    let args = Args::new("terminal_view", arguments, &TERMINAL_VIEW_ARGUMENTS)?;
+    Ok((args.terminal_id()?, args.terminal_wait()?))
+}
+
+/// Reads the arguments of a `terminal_close` call.
+///
+/// # Errors
+/// A message for the model naming the argument and what it should be.
+pub(crate) fn terminal_close(arguments: Option<&Map<String, Value>>) -> Result<u64, String> {
+    Args::new("terminal_close", arguments, &TERMINAL_CLOSE_ARGUMENTS)?.terminal_id()
+}
+
 /// One call's arguments, checked against the names its tool takes.
 struct Args<'a> {
     map: Option<&'a Map<String, Value>>,
@@ -209,6 +304,19 @@ impl<'a> Args<'a> {
                 "`{name}` must be a whole number, at least {min} (got {value})"
             )),
         }
+    }
+
+    fn terminal_id(&self) -> Result<u64, String> {
+        self.whole("id", 1)?.ok_or_else(|| {
+            "missing argument `id`: the number terminal_open gave the terminal".into()
+        })
+    }
+
+    fn terminal_wait(&self) -> Result<TerminalWait, String> {
+        Ok(TerminalWait {
+            wait_secs: self.whole("wait_secs", 0)?,
+            wait_for: self.string("wait_for")?,
+        })
     }
 
     fn job_id(&self) -> Result<u64, String> {

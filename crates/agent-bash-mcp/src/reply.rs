@@ -7,7 +7,7 @@
 //! asked for (`mcp.structured`), it begins with `text` so that such a client still shows the
 //! view first, and leaves out what the text already says (`LEFT_OUT`).
 
-use agent_bash_core::{Error, JobList, JobOutput, Outcome, render};
+use agent_bash_core::{Error, JobList, JobOutput, Outcome, TerminalAnswer, render};
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
@@ -20,10 +20,10 @@ pub(crate) const MAX_IMAGE_BYTES: u64 = 4 * 1024 * 1024;
 /// The field of a structured result that holds the model's text; always its first.
 pub(crate) const TEXT_FIELD: &str = "text";
 
-/// Fields of the engine's results that a structured result leaves out: the streams are in
-/// the text already, and the command is the caller's own argument (up to 1 MiB). A client
+/// Fields of the engine's results that a structured result leaves out: the streams (and a
+/// terminal's screen and scrollback) are in the text already, and the command is the caller's own argument (up to 1 MiB). A client
 /// that stringifies the structure would otherwise put them in the context twice.
-pub(crate) const LEFT_OUT: [&str; 3] = ["command", "stdout", "stderr"];
+pub(crate) const LEFT_OUT: [&str; 5] = ["command", "stdout", "stderr", "screen", "scrollback"];
 
 /// How the server shapes its results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +91,16 @@ pub(crate) async fn outcome(outcome: &Outcome, shape: Shape) -> CallToolResult {
 pub(crate) fn job_output(read: Result<JobOutput, Error>, shape: Shape) -> CallToolResult {
     match read {
         Ok(output) => shape.result(render::job_output(&output), &output, true),
+        Err(err) => refusal(&err.to_string()),
+    }
+}
+
+/// The answer of a terminal tool. A refusal, or a program that ended with a non-zero
+/// status or a signal, is not an error of the call; `isError` is for calls that could not be
+/// done (an unknown terminal, a bad key name or regex).
+pub(crate) fn terminal(answer: Result<TerminalAnswer, Error>, shape: Shape) -> CallToolResult {
+    match answer {
+        Ok(answer) => shape.result(render::terminal(&answer), &answer, true),
         Err(err) => refusal(&err.to_string()),
     }
 }

@@ -162,6 +162,10 @@ impl Server {
                 Ok(()) => reply::job_list(&self.session.jobs(), self.shape),
                 Err(message) => reply::refusal(&message),
             },
+            tools::TERMINAL_OPEN
+            | tools::TERMINAL_SEND
+            | tools::TERMINAL_VIEW
+            | tools::TERMINAL_CLOSE => self.terminal(&request.name, arguments, &context).await,
             name => {
                 let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
                 reply::refusal(&format!(
@@ -240,6 +244,56 @@ impl Server {
                 reply::outcome(&finished.outcome, self.shape).await
             }
             Err(err) => reply::refusal(&err.to_string()),
+        }
+    }
+}
+
+impl Server {
+    /// A terminal tool's call. Its wait gives way to the client's cancellation and to the
+    /// server's end.
+    async fn terminal(
+        &self,
+        name: &str,
+        arguments: Option<&rmcp::model::JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let cancel = self.shutdown.child_token();
+        let asker = Elicitation {
+            peer: &context.peer,
+            cancel: &cancel,
+        };
+        let session = &self.session;
+        let answer = async {
+            match name {
+                tools::TERMINAL_OPEN => match args::terminal_open(arguments) {
+                    Ok(open) => Ok(session.terminal_open(open, &asker).await),
+                    Err(message) => Err(message),
+                },
+                tools::TERMINAL_SEND => match args::terminal_send(arguments) {
+                    Ok((id, input)) => Ok(session.terminal_send(id, input, &asker).await),
+                    Err(message) => Err(message),
+                },
+                tools::TERMINAL_VIEW => match args::terminal_view(arguments) {
+                    Ok((id, wait)) => Ok(session.terminal_view(id, wait).await),
+                    Err(message) => Err(message),
+                },
+                _ => match args::terminal_close(arguments) {
+                    Ok(id) => Ok(session.terminal_close(id).await),
+                    Err(message) => Err(message),
+                },
+            }
+        };
+        tracing::debug!(name, ?arguments, "terminal");
+        tokio::select! {
+            answer = answer => match answer {
+                Ok(answer) => reply::terminal(answer, self.shape),
+                Err(message) => reply::refusal(&message),
+            },
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                reply::refusal("cancelled")
+            }
+            () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
         }
     }
 }

@@ -174,6 +174,13 @@ impl Capture {
         }
     }
 
+    /// Names the stream `name` in the marker of what was cut (`full scrollback: PATH`), in
+    /// place of the stream's own name.
+    pub fn named(mut self, name: &'static str) -> Capture {
+        self.name = name;
+        self
+    }
+
     /// Replaces `secrets` in everything this capture passes on: the text once sanitized
     /// and assembled, the bytes of a binary stream as they are.
     pub fn redacting(mut self, secrets: &Arc<Secrets>) -> Capture {

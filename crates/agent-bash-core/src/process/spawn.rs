@@ -76,22 +76,17 @@ pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
     let (stdout, stdout_writer) = output_pipe().map_err(spawn_error)?;
     let (stderr, stderr_writer) = output_pipe().map_err(spawn_error)?;
     let started = Instant::now();
+    let stdio = Stdio::Pipes {
+        stdout: stdout_writer.as_raw_fd(),
+        stderr: stderr_writer.as_raw_fd(),
+    };
     let (shell, guard) = match &plan.confined {
         None => {
-            let pid = posix_spawn(
-                &plan,
-                &plan.program,
-                &plan.args,
-                [stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd()],
-                None,
-            )
-            .map_err(spawn_error)?;
+            let pid =
+                posix_spawn(&plan, &stdio, &plan.program, &plan.args, &[]).map_err(spawn_error)?;
             (Shell::new(pid), GroupGuard::new(Some(pid)))
         }
-        Some(confined) => {
-            let fds = [stdout_writer.as_raw_fd(), stderr_writer.as_raw_fd()];
-            supervised(&plan, confined, fds).await?
-        }
+        Some(confined) => supervised(&plan, confined, &stdio).await?,
     };
     // The child has its copies; the command's end of the pipes must close with it alone.
     drop((stdout_writer, stderr_writer));
@@ -109,11 +104,58 @@ pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
 
 /// Starts the supervisor of a confined plan, and waits for its report that the shell runs
 /// (or why it could not).
-async fn supervised(
+pub(crate) async fn supervised(
     plan: &Plan,
     confined: &Confined,
-    output: [RawFd; 2],
+    stdio: &Stdio<'_>,
 ) -> Result<(Shell, GroupGuard), Error> {
+    let (mut shell, tree) = launch_supervisor(plan, confined, stdio)?;
+    let started = shell.started().await;
+    supervised_shell(shell, tree, started)
+}
+
+/// `supervised`, waiting for the supervisor's word without a runtime (a terminal is
+/// started under its table's lock).
+pub(crate) fn supervised_blocking(
+    plan: &Plan,
+    confined: &Confined,
+    stdio: &Stdio<'_>,
+) -> Result<(Shell, GroupGuard), Error> {
+    let (mut shell, tree) = launch_supervisor(plan, confined, stdio)?;
+    let started = loop {
+        if let Some(started) = shell.started_now() {
+            break started;
+        }
+        if let Some(report) = &shell.report {
+            let mut fd = libc::pollfd {
+                fd: report.pipe.get_ref().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll(2) of one descriptor we own, waiting until it is readable.
+            unsafe { libc::poll(&mut fd, 1, -1) };
+        }
+    };
+    supervised_shell(shell, tree, started)
+}
+
+fn supervised_shell(
+    shell: Shell,
+    tree: Tree,
+    started: Result<i32, String>,
+) -> Result<(Shell, GroupGuard), Error> {
+    match started {
+        Ok(pid) => Ok((shell, GroupGuard::supervised(pid, tree))),
+        Err(reason) => Err(Error::Sandbox { reason }),
+    }
+}
+
+/// Starts the supervisor of a confined plan, with its report and control pipes.
+fn launch_supervisor(
+    plan: &Plan,
+    confined: &Confined,
+    stdio: &Stdio<'_>,
+) -> Result<(Shell, Tree), Error> {
     let failed = |reason: String| Error::Sandbox { reason };
     let io_failed = |err: io::Error| failed(format!("the supervisor: {err}"));
     let spec = serde_json::to_string(&confined.confinement)
@@ -133,27 +175,22 @@ async fn supervised(
         (control_reader.as_raw_fd(), CONTROL_FD),
     ];
     let supervisor =
-        posix_spawn(plan, &confined.supervisor, &args, output, Some(extra)).map_err(|source| {
+        posix_spawn(plan, stdio, &confined.supervisor, &args, &extra).map_err(|source| {
             Error::Spawn {
                 argv0: confined.supervisor.clone(),
                 source,
             }
         })?;
     drop((report_writer, control_reader));
-    let tree_end = rustix::io::fcntl_dupfd_cloexec(&report, 0).map_err(|e| io_failed(e.into()))?;
-    let mut shell = Shell::supervised(supervisor, report).map_err(io_failed)?;
-    match shell.started().await {
-        Ok(pid) => {
-            let tree = Tree {
-                supervisor,
-                control,
-                end: tree_end,
-                gone: shell.tree_gone.clone(),
-            };
-            Ok((shell, GroupGuard::supervised(pid, tree)))
-        }
-        Err(why) => Err(failed(why)),
-    }
+    let end = rustix::io::fcntl_dupfd_cloexec(&report, 0).map_err(|e| io_failed(e.into()))?;
+    let shell = Shell::supervised(supervisor, report).map_err(io_failed)?;
+    let tree = Tree {
+        supervisor,
+        control,
+        end,
+        gone: shell.tree_gone.clone(),
+    };
+    Ok((shell, tree))
 }
 
 /// A pipe for one output stream: the reading end (non-blocking, ours) and the writing end
@@ -196,15 +233,26 @@ fn environment(plan: &Plan) -> io::Result<Vec<CString>> {
         .collect()
 }
 
-/// posix_spawn(3) of `program` (the plan's, or the supervisor) in a new session, with stdin from /dev/null, the
-/// given descriptors as stdout and stderr, and every signal at its default disposition
+/// Where a child's standard descriptors come from.
+pub(crate) enum Stdio<'a> {
+    /// stdin from /dev/null; stdout and stderr the writing ends of the call's pipes.
+    Pipes { stdout: RawFd, stderr: RawFd },
+    /// All three the terminal (the slave side of a pseudo-terminal) at this path, opened
+    /// after setsid(2) and without `O_NOCTTY`, so that it becomes the child's controlling
+    /// terminal and the child's group its foreground group (`terminal::pty`).
+    Terminal { slave: &'a std::ffi::CStr },
+}
+
+/// posix_spawn(3) of `program` with `args` (the plan's, or its supervisor) in a new session,
+/// in the plan's directory and environment, with the standard descriptors of `stdio`, the
+/// descriptors `extra` (from, to) placed too, and every signal at its default disposition
 /// (this process ignores SIGPIPE, and an ignored signal stays ignored across exec).
-fn posix_spawn(
+pub(crate) fn posix_spawn(
     plan: &Plan,
+    stdio: &Stdio<'_>,
     program: &Path,
     args: &[OsString],
-    [stdout, stderr]: [RawFd; 2],
-    extra: Option<[(RawFd, RawFd); 2]>,
+    extra: &[(RawFd, RawFd)],
 ) -> io::Result<i32> {
     let mut argv = vec![c_string(program.as_os_str().as_bytes())?];
     for arg in args {
@@ -232,11 +280,19 @@ fn posix_spawn(
             return Err(err);
         }
         let prepared = (|| {
+            // glibc and musl run setsid before the file actions: a terminal opened here
+            // becomes the controlling terminal of the new session.
+            let (stdin, stdin_flags, stdout, stderr) = match stdio {
+                Stdio::Pipes { stdout, stderr } => {
+                    (null.as_c_str(), libc::O_RDONLY, *stdout, *stderr)
+                }
+                Stdio::Terminal { slave } => (*slave, libc::O_RDWR, 0, 0),
+            };
             check(libc::posix_spawn_file_actions_addopen(
                 &mut actions,
                 0,
-                null.as_ptr(),
-                libc::O_RDONLY,
+                stdin.as_ptr(),
+                stdin_flags,
                 0,
             ))?;
             check(libc::posix_spawn_file_actions_adddup2(
@@ -249,7 +305,7 @@ fn posix_spawn(
                 stderr,
                 2,
             ))?;
-            for (fd, number) in extra.into_iter().flatten() {
+            for &(fd, number) in extra {
                 check(libc::posix_spawn_file_actions_adddup2(
                     &mut actions,
                     fd,
@@ -263,6 +319,7 @@ fn posix_spawn(
             let mut all: libc::sigset_t = std::mem::zeroed();
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
+            every_signal(&mut all);
             libc::sigemptyset(&mut none);
             check(libc::posix_spawnattr_setsigdefault(&mut attr, &all))?;
             check(libc::posix_spawnattr_setsigmask(&mut attr, &none))?;
@@ -290,6 +347,33 @@ fn posix_spawn(
         libc::posix_spawnattr_destroy(&mut attr);
         spawned.map(|()| pid)
     }
+}
+
+/// Adds to `set` the signals sigfillset(3) leaves out: glibc keeps its internal signals
+/// (32 and 33: thread cancellation and timers, setxid) out of every set it fills, and its
+/// posix_spawn then sets them to *ignored* in the child unless they are in the set of
+/// signals to reset, and an ignored signal stays ignored across exec. A program that uses
+/// a glibc timer thread (vim waits for its terminal's answers that way before it exits)
+/// then waits forever. Set directly: sigaddset refuses these signals. musl resets every
+/// handled signal itself.
+fn every_signal(set: &mut libc::sigset_t) {
+    #[cfg(target_env = "gnu")]
+    {
+        let words = (set as *mut libc::sigset_t).cast::<libc::c_ulong>();
+        // SAFETY: glibc's sigset_t is an array of unsigned longs, bit `n - 1` for signal
+        // `n`; signals 32 and 33 are in its first 64 bits, which on every target are the
+        // first word (64-bit) or the second (32-bit).
+        unsafe {
+            if libc::c_ulong::BITS == 64 {
+                *words |= (1 << 31) | (1 << 32);
+            } else {
+                *words |= 1 << 31;
+                *words.add(1) |= 1;
+            }
+        }
+    }
+    #[cfg(not(target_env = "gnu"))]
+    let _ = set;
 }
 
 fn has_slash(program: &Path) -> bool {
@@ -373,7 +457,7 @@ impl Report {
 }
 
 impl Shell {
-    fn new(pid: i32) -> Shell {
+    pub(crate) fn new(pid: i32) -> Shell {
         Shell {
             child: pid,
             pidfd: pidfd(pid),
@@ -404,25 +488,40 @@ impl Shell {
 
     /// Waits for the supervisor's word that the shell runs: its pid, or why it does not.
     async fn started(&mut self) -> Result<i32, String> {
-        let Some(report) = &mut self.report else {
-            return Ok(self.child);
-        };
         loop {
-            if let Some(pid) = report.take(STARTED) {
-                return Ok(pid);
+            if let Some(started) = self.started_now() {
+                return started;
             }
-            if report.ended {
-                let why = match report.pending.split_first() {
-                    Some((&FAILED, why)) => String::from_utf8_lossy(why).into_owned(),
-                    _ => {
-                        let status = self.reap();
-                        format!("the supervisor ended without starting the shell ({status:?})")
-                    }
-                };
-                return Err(why);
+            if let Some(report) = &mut self.report
+                && let Err(err) = report.more().await
+            {
+                return Err(err.to_string());
             }
-            report.more().await.map_err(|err| err.to_string())?;
         }
+    }
+
+    /// The supervisor's word that the shell runs, if it came (read without waiting).
+    fn started_now(&mut self) -> Option<Result<i32, String>> {
+        let Some(report) = &mut self.report else {
+            return Some(Ok(self.child));
+        };
+        if let Err(err) = report.read_now() {
+            return Some(Err(err.to_string()));
+        }
+        if let Some(pid) = report.take(STARTED) {
+            return Some(Ok(pid));
+        }
+        if !report.ended {
+            return None;
+        }
+        let why = match report.pending.split_first() {
+            Some((&FAILED, why)) => String::from_utf8_lossy(why).into_owned(),
+            _ => {
+                let status = self.reap();
+                format!("the supervisor ended without starting the shell ({status:?})")
+            }
+        };
+        Some(Err(why))
     }
 
     /// The exit status, once the shell has exited. Cancel-safe.
@@ -588,12 +687,9 @@ mod tests {
                 .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
         };
         assert_eq!(mask("SigBlk:"), Some(0), "{out}");
-        let sigpipe = 1 << (libc::SIGPIPE - 1);
-        assert_eq!(
-            mask("SigIgn:").map(|ignored| ignored & sigpipe),
-            Some(0),
-            "{out}"
-        );
+        // Nothing ignored: not SIGPIPE (this process ignores it), nor glibc's internal
+        // signals 32 and 33 (its posix_spawn would leave them ignored).
+        assert_eq!(mask("SigIgn:"), Some(0), "{out}");
         assert_eq!(lines.get(4), Some(&"/"), "{out}");
         assert_eq!(lines.get(5), Some(&"unset set by the plan"), "{out}");
         assert_eq!(lines.len(), 6, "stdin is empty: {out}");

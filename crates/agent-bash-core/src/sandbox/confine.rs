@@ -38,6 +38,13 @@ pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), S
     if unsafe { libc::setsid() } < 0 {
         return Err(format!("setsid: {}", std::io::Error::last_os_error()));
     }
+    // A terminal's shell takes the terminal its supervisor gave up, as its controlling one.
+    // SAFETY: isatty and ioctl(TIOCSCTTY) on this process's own stdin.
+    unsafe {
+        if libc::isatty(0) == 1 && libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
+            return Err(format!("the terminal: {}", std::io::Error::last_os_error()));
+        }
+    }
     if let Some(cgroup) = cgroup {
         cgroup
             .join()

@@ -288,6 +288,16 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
         None => None,
     };
     let children = child_signals().map_err(|err| format!("signalfd: {err}"))?;
+    // A terminal's supervisor was started with the terminal as its controlling one: it
+    // gives it up, for the shell's process to take in a session of its own. (Giving it up
+    // sends this process SIGHUP, which it ignores; the shell gets it back at its default.)
+    // SAFETY: isatty, signal and ioctl(TIOCNOTTY) on this process's own stdin.
+    unsafe {
+        if libc::isatty(0) == 1 {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            libc::ioctl(0, libc::TIOCNOTTY);
+        }
+    }
     let (errors, error_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|err| format!("pipe: {err}"))?;
     // SAFETY: this process is single-threaded (the supervisor starts no thread), so the
@@ -307,10 +317,12 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
     if pid < 0 {
         return Err(format!("fork: {}", std::io::Error::last_os_error()));
     }
-    // The command's output pipes must close when its last process does, not with this one.
-    if let Ok(null) = File::options().write(true).open("/dev/null") {
-        // SAFETY: replaces this process's own stdout and stderr.
+    // The command's output pipes (or its terminal) must close when its last process does,
+    // not with this one.
+    if let Ok(null) = File::options().read(true).write(true).open("/dev/null") {
+        // SAFETY: replaces this process's own standard descriptors.
         unsafe {
+            libc::dup2(null.as_raw_fd(), 0);
             libc::dup2(null.as_raw_fd(), 1);
             libc::dup2(null.as_raw_fd(), 2);
         }
@@ -340,6 +352,7 @@ fn exec(argv: &[CString]) -> String {
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGHUP, libc::SIG_DFL);
         libc::execvp(pointers[0], pointers.as_ptr());
     }
     format!(

@@ -541,6 +541,36 @@ pub const SETTINGS: &[Setting] = &[
         |c| int(c.sandbox.limits.open_files),
     ),
     Setting::new(
+        "terminal.max_sessions",
+        Scalar,
+        "most terminal sessions (terminal_open) open at once",
+        |c, v| v.get().map(|max| c.terminal.max_sessions = max),
+        |c| int(c.terminal.max_sessions),
+    ),
+    Setting::new(
+        "terminal.idle_secs",
+        Scalar,
+        "a terminal nobody sent to or looked at for this many seconds is closed",
+        |c, v| v.get().map(|secs| c.terminal.idle = Duration::from_secs(secs)),
+        |c| int(c.terminal.idle.as_secs()),
+    )
+    .checked_as(&["terminal time"]),
+    Setting::new(
+        "terminal.max_age_secs",
+        Scalar,
+        "a terminal is closed at this age, in seconds (terminal_open's timeout_secs may ask for less)",
+        |c, v| v.get().map(|secs| c.terminal.max_age = Duration::from_secs(secs)),
+        |c| int(c.terminal.max_age.as_secs()),
+    )
+    .checked_as(&["terminal time"]),
+    Setting::new(
+        "terminal.rc_files",
+        Scalar,
+        "the default interactive bash of a terminal reads ~/.bashrc and the profile files",
+        |c, v| v.get().map(|on| c.terminal.rc_files = on),
+        |c| Value::Boolean(c.terminal.rc_files),
+    ),
+    Setting::new(
         "trust.roots",
         List,
         "project roots whose .agent-bash.toml is read in full (`*` wildcards, `~/`); others may only tighten",

@@ -73,7 +73,11 @@ fn admit(key: &str) -> Admit {
         | "output.line_clip_chars"
         | "output.spill_cap_bytes"
         | "output.session_cap_bytes"
-        | "secrets.min_length" => Admit::Lower,
+        | "secrets.min_length"
+        | "terminal.max_sessions"
+        | "terminal.idle_secs"
+        | "terminal.max_age_secs" => Admit::Lower,
+        "terminal.rc_files" => Admit::Stricter(&["true", "false"]),
         "sandbox.limits.processes"
         | "sandbox.limits.file_size_bytes"
         | "sandbox.limits.cpu_secs"
@@ -430,6 +434,24 @@ mod tests {
             "sandbox.limits.open_files",
             Some("[sandbox.limits]\nopen_files = 100"),
             Some("[sandbox.limits]\nopen_files = 10000000"),
+            "terminal.max_sessions",
+            Some("[terminal]\nmax_sessions = 2"),
+            Some("[terminal]\nmax_sessions = 100"),
+        ),
+        (
+            "terminal.idle_secs",
+            Some("[terminal]\nidle_secs = 60"),
+            Some("[terminal]\nidle_secs = 100000"),
+        ),
+        (
+            "terminal.max_age_secs",
+            Some("[terminal]\nmax_age_secs = 60"),
+            Some("[terminal]\nmax_age_secs = 1000000"),
+        ),
+        (
+            "terminal.rc_files",
+            Some("[terminal]\nrc_files = false"),
+            Some("[terminal]\nrc_files = true"),
         ),
         ("trust.roots", None, Some("[trust]\nroots = [\"/\"]")),
     ];
