@@ -434,6 +434,8 @@ mod tests {
             "sandbox.limits.open_files",
             Some("[sandbox.limits]\nopen_files = 100"),
             Some("[sandbox.limits]\nopen_files = 10000000"),
+        ),
+        (
             "terminal.max_sessions",
             Some("[terminal]\nmax_sessions = 2"),
             Some("[terminal]\nmax_sessions = 100"),
