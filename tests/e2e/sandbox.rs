@@ -637,7 +637,7 @@ fn a_terminal_runs_in_the_sessions_sandbox() {
             .unwrap();
         assert_eq!(first.state, TerminalState::WaitingForInput, "{first:?}");
         let text = format!(
-            "echo inside > ok; touch {} || echo REFUSED-$((6*7)); sleep 0.1 & jobs\n",
+            "echo inside > ok; touch {} || echo REFUSED-$((6*7)); sleep 5 & jobs\n",
             target.display()
         );
         let input = TerminalInput {
@@ -645,7 +645,7 @@ fn a_terminal_runs_in_the_sessions_sandbox() {
             keys: Vec::new(),
             wait: TerminalWait {
                 wait_secs: Some(30),
-                wait_for: Some("REFUSED-42".into()),
+                wait_for: Some(r"\[1\]\+ +Running".into()),
             },
         };
         let answer = session
@@ -657,6 +657,7 @@ fn a_terminal_runs_in_the_sessions_sandbox() {
             "{}",
             answer.screen
         );
+        assert!(answer.screen.contains("REFUSED-42"), "{}", answer.screen);
         assert!(
             answer.screen.contains("[1]"),
             "no job control: {}",
