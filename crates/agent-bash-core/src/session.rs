@@ -614,10 +614,14 @@ impl Session {
     /// let session = Session::new(dir.path(), config)?;
     /// let open = TerminalOpen { command: Some("python3 -q".into()), ..TerminalOpen::default() };
     /// let first = session.terminal_open(open, &NoApprover).await?;
-    /// assert_eq!(first.state, TerminalState::WaitingForInput);
-    /// assert!(first.screen.ends_with(">>>"), "{}", first.screen);
+    /// // On a busy machine the first answer may come before the prompt: wait for it.
+    /// let prompt = TerminalWait { wait_secs: Some(30), wait_for: Some(">>>".into()) };
+    /// let ready = session.terminal_view(first.id, prompt).await?;
+    /// assert!(ready.screen.ends_with(">>>"), "{}", ready.screen);
     ///
-    /// let input = TerminalInput { text: Some("6 * 7\n".into()), ..TerminalInput::default() };
+    /// let answered = TerminalWait { wait_secs: Some(30), wait_for: Some("^42$".into()) };
+    /// let text = Some("6 * 7\n".into());
+    /// let input = TerminalInput { text, wait: answered, ..TerminalInput::default() };
     /// let answer = session.terminal_send(first.id, input, &NoApprover).await?;
     /// assert!(answer.screen.contains("\n42\n>>>"), "{}", answer.screen);
     ///
