@@ -169,20 +169,24 @@ impl Session {
             sandboxing: OnceLock::new(),
             terminals: Terminals::default(),
         };
-        // A sandbox the settings ask for is checked now: a kernel that cannot enforce a
-        // required one, or a missing supervisor, fails the session rather than its calls.
-        if sandbox::wanted(&session.config.sandbox, (None, None)) {
-            let sandboxing = session.sandboxing((None, None))?;
-            if let Some(sandboxing) = sandboxing {
-                sandbox::decide(
-                    &sandboxing.config,
-                    (None, None),
-                    &sandboxing.places,
-                    &sandboxing.probe,
-                )?;
-            }
-        }
+        session.check_sandbox()?;
         Ok(session)
+    }
+
+    /// A sandbox the settings ask for is checked as the session starts: a kernel that
+    /// cannot enforce a required one, or a missing supervisor, fails the session rather
+    /// than its calls.
+    fn check_sandbox(&self) -> Result<(), Error> {
+        if let Some(sandboxing) = self.sandboxing((None, None))? {
+            let Sandboxing {
+                config,
+                places,
+                probe,
+                ..
+            } = sandboxing;
+            sandbox::decide(config, (None, None), places, probe)?;
+        }
+        Ok(())
     }
 
     /// The sandbox of a call that asks for `asked`, if anything confines it.

@@ -24,8 +24,12 @@ const COMMAND_CLIP_CHARS: usize = 200;
 /// # Caveats
 /// A process that left the session (`setsid` in a daemon's double fork) is not found.
 pub(crate) fn members(leader: i32) -> Vec<ProcessInfo> {
-    let mut found: Vec<ProcessInfo> = pids()
-        .filter(|&pid| is_live_member(pid, leader))
+    described(pids().filter(|&pid| is_live_member(pid, leader)))
+}
+
+/// `pids` with their command lines, in pid order.
+fn described(pids: impl Iterator<Item = i32>) -> Vec<ProcessInfo> {
+    let mut found: Vec<ProcessInfo> = pids
         .map(|pid| ProcessInfo {
             pid,
             command: command_line(pid),
@@ -101,15 +105,7 @@ pub(crate) fn descendants(ancestor: i32) -> Vec<i32> {
 
 /// Live descendants of `ancestor`, with their command lines, for a result that lists them.
 pub(crate) fn descendants_info(ancestor: i32) -> Vec<ProcessInfo> {
-    let mut found: Vec<ProcessInfo> = descendants(ancestor)
-        .into_iter()
-        .map(|pid| ProcessInfo {
-            pid,
-            command: command_line(pid),
-        })
-        .collect();
-    found.sort_by_key(|process| process.pid);
-    found
+    described(descendants(ancestor).into_iter())
 }
 
 /// True if `pid` exists and is not a zombie.

@@ -279,59 +279,8 @@ pub(crate) fn posix_spawn(
             libc::posix_spawn_file_actions_destroy(&mut actions);
             return Err(err);
         }
-        let prepared = (|| {
-            // glibc and musl run setsid before the file actions: a terminal opened here
-            // becomes the controlling terminal of the new session.
-            let (stdin, stdin_flags, stdout, stderr) = match stdio {
-                Stdio::Pipes { stdout, stderr } => {
-                    (null.as_c_str(), libc::O_RDONLY, *stdout, *stderr)
-                }
-                Stdio::Terminal { slave } => (*slave, libc::O_RDWR, 0, 0),
-            };
-            check(libc::posix_spawn_file_actions_addopen(
-                &mut actions,
-                0,
-                stdin.as_ptr(),
-                stdin_flags,
-                0,
-            ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &mut actions,
-                stdout,
-                1,
-            ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &mut actions,
-                stderr,
-                2,
-            ))?;
-            for &(fd, number) in extra {
-                check(libc::posix_spawn_file_actions_adddup2(
-                    &mut actions,
-                    fd,
-                    number,
-                ))?;
-            }
-            check(libc::posix_spawn_file_actions_addchdir_np(
-                &mut actions,
-                cwd.as_ptr(),
-            ))?;
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            every_signal(&mut all);
-            libc::sigemptyset(&mut none);
-            check(libc::posix_spawnattr_setsigdefault(&mut attr, &all))?;
-            check(libc::posix_spawnattr_setsigmask(&mut attr, &none))?;
-            // The constants' C types differ between libc's targets; each fits a short.
-            let flags = [
-                libc::POSIX_SPAWN_SETSID as libc::c_short,
-                libc::POSIX_SPAWN_SETSIGDEF as libc::c_short,
-                libc::POSIX_SPAWN_SETSIGMASK as libc::c_short,
-            ];
-            let flags = flags.into_iter().fold(0, |all, flag| all | flag);
-            check(libc::posix_spawnattr_setflags(&mut attr, flags))
-        })();
+        let prepared = add_file_actions(&mut actions, stdio, &null, extra, &cwd)
+            .and_then(|()| set_attributes(&mut attr));
         let mut pid: libc::pid_t = 0;
         let spawned = prepared.and_then(|()| {
             check(spawn(
@@ -346,6 +295,71 @@ pub(crate) fn posix_spawn(
         libc::posix_spawn_file_actions_destroy(&mut actions);
         libc::posix_spawnattr_destroy(&mut attr);
         spawned.map(|()| pid)
+    }
+}
+
+/// The child's descriptors: 0 to 2 from `stdio`, then each (from, to) of `extra`, and its
+/// directory.
+///
+/// # Safety
+/// `actions` is initialised.
+unsafe fn add_file_actions(
+    actions: &mut libc::posix_spawn_file_actions_t,
+    stdio: &Stdio<'_>,
+    null: &CString,
+    extra: &[(RawFd, RawFd)],
+    cwd: &CString,
+) -> io::Result<()> {
+    // SAFETY: the strings outlive the actions' use (the caller's posix_spawn).
+    unsafe {
+        // glibc and musl run setsid before the file actions: a terminal opened here
+        // becomes the controlling terminal of the new session.
+        let (stdin, stdin_flags, stdout, stderr) = match stdio {
+            Stdio::Pipes { stdout, stderr } => (null.as_c_str(), libc::O_RDONLY, *stdout, *stderr),
+            Stdio::Terminal { slave } => (*slave, libc::O_RDWR, 0, 0),
+        };
+        check(libc::posix_spawn_file_actions_addopen(
+            actions,
+            0,
+            stdin.as_ptr(),
+            stdin_flags,
+            0,
+        ))?;
+        check(libc::posix_spawn_file_actions_adddup2(actions, stdout, 1))?;
+        check(libc::posix_spawn_file_actions_adddup2(actions, stderr, 2))?;
+        for &(fd, number) in extra {
+            check(libc::posix_spawn_file_actions_adddup2(actions, fd, number))?;
+        }
+        check(libc::posix_spawn_file_actions_addchdir_np(
+            actions,
+            cwd.as_ptr(),
+        ))?;
+        Ok(())
+    }
+}
+
+/// A new session, every signal at its default, none blocked.
+///
+/// # Safety
+/// `attr` is initialised.
+unsafe fn set_attributes(attr: &mut libc::posix_spawnattr_t) -> io::Result<()> {
+    // SAFETY: sets fields of an initialised attribute structure from locals.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        every_signal(&mut all);
+        libc::sigemptyset(&mut none);
+        check(libc::posix_spawnattr_setsigdefault(attr, &all))?;
+        check(libc::posix_spawnattr_setsigmask(attr, &none))?;
+        // The constants' C types differ between libc's targets; each fits a short.
+        let flags = [
+            libc::POSIX_SPAWN_SETSID as libc::c_short,
+            libc::POSIX_SPAWN_SETSIGDEF as libc::c_short,
+            libc::POSIX_SPAWN_SETSIGMASK as libc::c_short,
+        ];
+        let flags = flags.into_iter().fold(0, |all, flag| all | flag);
+        check(libc::posix_spawnattr_setflags(attr, flags))
     }
 }
 

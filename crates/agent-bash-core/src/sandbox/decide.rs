@@ -136,33 +136,13 @@ pub(crate) fn decide(
             gaps: Vec::new(),
         }));
     }
-    let writable = match mode {
-        SandboxMode::Off => None,
-        SandboxMode::WorkspaceWrite => {
-            let mut paths = vec![places.root.clone()];
-            paths.extend(places.extra.iter().cloned());
-            paths.extend(config.writable.iter().cloned());
-            paths.extend(DEVICES.iter().map(PathBuf::from));
-            Some(existing(paths))
-        }
-        SandboxMode::ReadOnly => Some(existing(DEVICES.iter().map(PathBuf::from))),
-    };
+    let writable = writable_set(config, mode, places);
     let read_only = if config.protect_git && mode == SandboxMode::WorkspaceWrite {
         places.git.clone()
     } else {
         Vec::new()
     };
-    let layers = Layers {
-        landlock: probe.landlock_abi >= 1,
-        seccomp: probe.seccomp,
-        user_ns: !probe.root && probe.user_namespaces && (writable.is_some() || !network),
-        mount_ns: probe.mount_namespaces && writable.is_some(),
-        net_ns: probe.network_namespaces && !network,
-        pids_cgroup: probe
-            .pids_cgroup
-            .clone()
-            .filter(|_| config.limits.processes > 0),
-    };
+    let layers = Layers::for_call(config, probe, writable.is_some(), network);
     let mut confinement = Confinement {
         mode,
         writable,
@@ -196,6 +176,43 @@ pub fn gaps_of(config: &SandboxConfig, probe: &Probe) -> Vec<String> {
         .flatten()
         .map(|confinement| confinement.gaps)
         .unwrap_or_default()
+}
+
+/// The only paths a command of `mode` may write; `None` when writes are not confined.
+fn writable_set(
+    config: &SandboxConfig,
+    mode: SandboxMode,
+    places: &Places,
+) -> Option<Vec<PathBuf>> {
+    match mode {
+        SandboxMode::Off => None,
+        SandboxMode::WorkspaceWrite => {
+            let mut paths = vec![places.root.clone()];
+            paths.extend(places.extra.iter().cloned());
+            paths.extend(config.writable.iter().cloned());
+            paths.extend(DEVICES.iter().map(PathBuf::from));
+            Some(existing(paths))
+        }
+        SandboxMode::ReadOnly => Some(existing(DEVICES.iter().map(PathBuf::from))),
+    }
+}
+
+impl Layers {
+    /// The features that confine a call (writes confined or not, network on or off) on a
+    /// kernel that offers `probe`.
+    fn for_call(config: &SandboxConfig, probe: &Probe, files: bool, network: bool) -> Layers {
+        Layers {
+            landlock: probe.landlock_abi >= 1,
+            seccomp: probe.seccomp,
+            user_ns: !probe.root && probe.user_namespaces && (files || !network),
+            mount_ns: probe.mount_namespaces && files,
+            net_ns: probe.network_namespaces && !network,
+            pids_cgroup: probe
+                .pids_cgroup
+                .clone()
+                .filter(|_| config.limits.processes > 0),
+        }
+    }
 }
 
 /// What `confinement` leaves unenforced on a kernel that offers `probe`.

@@ -199,13 +199,9 @@ impl Supervisor {
             return;
         };
         let mut orders = [0u8; 64];
-        let read = File::from(
-            control
-                .try_clone()
-                .unwrap_or_else(|_| std::process::exit(1)),
-        )
-        .read(&mut orders);
+        let read = rustix::io::read(control, &mut orders);
         match read {
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
             Ok(0) | Err(_) => {
                 self.control = None;
                 self.kill_tree();
