@@ -311,6 +311,15 @@ fn settings(
     Ok(settings)
 }
 
+/// Forks the sandbox's launcher (`sandbox::start_launcher`) before any thread starts, so
+/// that confined calls do not execute this program again. Failing that, the sandbox
+/// executes it once, when a call first needs it.
+pub(crate) fn start_launcher(config: &agent_bash_core::Config) {
+    if let Err(err) = agent_bash_core::sandbox::start_launcher(&config.sandbox) {
+        tracing::debug!("the sandbox's launcher is not forked: {err}");
+    }
+}
+
 /// `agent-bash sandbox probe`: the kernel's features, then each mode's gaps.
 fn probe() -> anyhow::Result<ExitCode> {
     use agent_bash_core::sandbox::{self, SandboxConfig, SandboxMode};
@@ -399,6 +408,9 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         flags.push(flag("on_timeout", action));
     }
     let (root, settings) = args.session.load(flags)?;
+    // Any call may ask for the sandbox: its launcher is forked while this process is
+    // still single-threaded.
+    start_launcher(&settings.config);
     let session = Session::new(root, settings.config)?;
     tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()

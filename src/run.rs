@@ -163,6 +163,9 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // stops the command, and the result says why it did not go on as a job).
     config.max_jobs = 0;
     let command = command(args.command, args.file.as_deref(), config.max_command_bytes)?;
+    if config.sandbox.supervised() {
+        crate::start_launcher(&config);
+    }
     let session = Session::new(root, config)?;
     let request = Request {
         command,

@@ -40,6 +40,9 @@ pub(crate) struct TermArgs {
 pub(crate) fn main(mut args: TermArgs) -> anyhow::Result<ExitCode> {
     let session_args = std::mem::take(&mut args.session);
     let (root, settings) = session_args.load(Vec::new())?;
+    if settings.config.sandbox.supervised() {
+        crate::start_launcher(&settings.config);
+    }
     let session = Session::new(root, settings.config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::output::spill::SpillDir;
 use crate::process::stop::StopTimes;
 use crate::request::Call;
+use crate::sandbox::launcher::Launcher;
 use crate::sandbox::{Confinement, Sandboxing, decide};
 
 /// Commands longer than this reach bash through a script file, not `-c`: Linux refuses a
@@ -41,7 +42,7 @@ pub(crate) struct Plan {
 /// A confined plan's sandbox.
 #[derive(Debug)]
 pub(crate) struct Confined {
-    pub(crate) supervisor: PathBuf,
+    pub(crate) launcher: &'static Launcher,
     pub(crate) confinement: Confinement,
 }
 
@@ -145,7 +146,7 @@ pub(crate) fn confined(
         &sandboxing.probe,
     )?;
     Ok(decided.map(|confinement| Confined {
-        supervisor: sandboxing.supervisor.clone(),
+        launcher: sandboxing.launcher,
         confinement,
     }))
 }

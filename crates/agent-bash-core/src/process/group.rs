@@ -45,7 +45,7 @@ struct Supervisor {
 
 impl Supervisor {
     /// Whether anything of the tree may still live: not when the supervisor said so, or
-    /// closed its report pipe, or is gone.
+    /// closed its report pipe (it did, or it is gone).
     fn tree_alive(&self) -> bool {
         if self.gone.load(Ordering::Relaxed) {
             return false;
@@ -57,11 +57,13 @@ impl Supervisor {
         };
         // SAFETY: poll(2) without waiting, over one descriptor we own.
         let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-        if ready > 0 && fd.revents & libc::POLLHUP != 0 {
+        // Only the supervisor holds the pipe's other end: it is open while the supervisor
+        // lives, and closed by it once the tree is gone.
+        let gone = ready > 0 && fd.revents & libc::POLLHUP != 0;
+        if gone {
             self.gone.store(true, Ordering::Relaxed);
-            return false;
         }
-        procs::is_live(self.pid)
+        !gone
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -38,9 +38,8 @@ use tokio::net::unix::pipe::Receiver;
 use super::group::{GroupGuard, Tree};
 use crate::error::Error;
 use crate::plan::{Confined, Plan, ScriptFile};
-use crate::sandbox::supervisor::{
-    CONTROL_FD, EXITED, EXITED_ALONE, FAILED, REPORT_FD, STARTED, SUPERVISE,
-};
+use crate::sandbox::launcher::Launch;
+use crate::sandbox::supervisor::{EXITED, EXITED_ALONE, FAILED, STARTED};
 
 /// Capacity asked for each output pipe (the Linux default is 64 KiB).
 const PIPE_BYTES: usize = 1024 * 1024;
@@ -82,8 +81,7 @@ pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
     };
     let (shell, guard) = match &plan.confined {
         None => {
-            let pid =
-                posix_spawn(&plan, &stdio, &plan.program, &plan.args, &[]).map_err(spawn_error)?;
+            let pid = posix_spawn(&plan, &stdio).map_err(spawn_error)?;
             (Shell::new(pid), GroupGuard::new(Some(pid)))
         }
         Some(confined) => supervised(&plan, confined, &stdio).await?,
@@ -109,9 +107,9 @@ pub(crate) async fn supervised(
     confined: &Confined,
     stdio: &Stdio<'_>,
 ) -> Result<(Shell, GroupGuard), Error> {
-    let (mut shell, tree) = launch_supervisor(plan, confined, stdio)?;
+    let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
     let started = shell.started().await;
-    supervised_shell(shell, tree, started)
+    supervised_shell(shell, pipes, started)
 }
 
 /// `supervised`, waiting for the supervisor's word without a runtime (a terminal is
@@ -121,7 +119,7 @@ pub(crate) fn supervised_blocking(
     confined: &Confined,
     stdio: &Stdio<'_>,
 ) -> Result<(Shell, GroupGuard), Error> {
-    let (mut shell, tree) = launch_supervisor(plan, confined, stdio)?;
+    let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
     let started = loop {
         if let Some(started) = shell.started_now() {
             break started;
@@ -136,61 +134,70 @@ pub(crate) fn supervised_blocking(
             unsafe { libc::poll(&mut fd, 1, -1) };
         }
     };
-    supervised_shell(shell, tree, started)
+    supervised_shell(shell, pipes, started)
 }
 
 fn supervised_shell(
     shell: Shell,
-    tree: Tree,
-    started: Result<i32, String>,
+    (control, end): (OwnedFd, OwnedFd),
+    started: Result<(i32, i32), String>,
 ) -> Result<(Shell, GroupGuard), Error> {
-    match started {
-        Ok(pid) => Ok((shell, GroupGuard::supervised(pid, tree))),
-        Err(reason) => Err(Error::Sandbox { reason }),
-    }
-}
-
-/// Starts the supervisor of a confined plan, with its report and control pipes.
-fn launch_supervisor(
-    plan: &Plan,
-    confined: &Confined,
-    stdio: &Stdio<'_>,
-) -> Result<(Shell, Tree), Error> {
-    let failed = |reason: String| Error::Sandbox { reason };
-    let io_failed = |err: io::Error| failed(format!("the supervisor: {err}"));
-    let spec = serde_json::to_string(&confined.confinement)
-        .map_err(|err| failed(format!("the confinement: {err}")))?;
-    let mut args: Vec<OsString> = vec![SUPERVISE.into(), spec.into(), plan.program.clone().into()];
-    args.extend(plan.args.iter().cloned());
-    let (report, report_writer) =
-        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
-    let (control_reader, control) =
-        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
-    // Numbers above the child's 0 to 4, so that placing one cannot overwrite another.
-    let high =
-        |fd: &OwnedFd| rustix::io::fcntl_dupfd_cloexec(fd, 10).map_err(|e| io_failed(e.into()));
-    let (report_writer, control_reader) = (high(&report_writer)?, high(&control_reader)?);
-    let extra = [
-        (report_writer.as_raw_fd(), REPORT_FD),
-        (control_reader.as_raw_fd(), CONTROL_FD),
-    ];
-    let supervisor =
-        posix_spawn(plan, stdio, &confined.supervisor, &args, &extra).map_err(|source| {
-            Error::Spawn {
-                argv0: confined.supervisor.clone(),
-                source,
-            }
-        })?;
-    drop((report_writer, control_reader));
-    let end = rustix::io::fcntl_dupfd_cloexec(&report, 0).map_err(|e| io_failed(e.into()))?;
-    let shell = Shell::supervised(supervisor, report).map_err(io_failed)?;
+    let (pid, supervisor) = started.map_err(|reason| Error::Sandbox { reason })?;
     let tree = Tree {
         supervisor,
         control,
         end,
         gone: shell.tree_gone.clone(),
     };
-    Ok((shell, tree))
+    Ok((shell, GroupGuard::supervised(pid, tree)))
+}
+
+/// Asks the launcher for the supervisor of a confined plan; returns the shell it will
+/// report on, and the engine's ends of the control pipe and of the report pipe (a copy,
+/// whose end says that the tree is gone).
+fn launch_supervisor(
+    plan: &Plan,
+    confined: &Confined,
+    stdio: &Stdio<'_>,
+) -> Result<(Shell, (OwnedFd, OwnedFd)), Error> {
+    let failed = |reason: String| Error::Sandbox { reason };
+    let io_failed = |err: io::Error| failed(format!("the supervisor: {err}"));
+    let mut argv = vec![c_string(plan.program.as_os_str().as_bytes()).map_err(io_failed)?];
+    for arg in &plan.args {
+        argv.push(c_string(arg.as_bytes()).map_err(io_failed)?);
+    }
+    let launch = Launch {
+        confinement: confined.confinement.clone(),
+        cwd: c_string(plan.cwd.as_os_str().as_bytes()).map_err(io_failed)?,
+        terminal: match stdio {
+            Stdio::Pipes { .. } => None,
+            Stdio::Terminal { slave } => Some((*slave).to_owned()),
+        },
+        argv,
+        env: environment(plan).map_err(io_failed)?,
+    };
+    let (report, report_writer) =
+        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
+    let (control_reader, control) =
+        rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
+    let mut fds = vec![report_writer.as_fd(), control_reader.as_fd()];
+    if let Stdio::Pipes { stdout, stderr } = stdio {
+        // SAFETY: the caller keeps the call's pipe ends open while this runs.
+        fds.extend(unsafe {
+            [
+                BorrowedFd::borrow_raw(*stdout),
+                BorrowedFd::borrow_raw(*stderr),
+            ]
+        });
+    }
+    confined
+        .launcher
+        .launch(&launch, &fds)
+        .map_err(|err| failed(format!("the sandbox's launcher: {err}")))?;
+    drop((report_writer, control_reader));
+    let end = rustix::io::fcntl_dupfd_cloexec(&report, 0).map_err(|e| io_failed(e.into()))?;
+    let shell = Shell::supervised(report).map_err(io_failed)?;
+    Ok((shell, (control, end)))
 }
 
 /// A pipe for one output stream: the reading end (non-blocking, ours) and the writing end
@@ -243,19 +250,14 @@ pub(crate) enum Stdio<'a> {
     Terminal { slave: &'a std::ffi::CStr },
 }
 
-/// posix_spawn(3) of `program` with `args` (the plan's, or its supervisor) in a new session,
-/// in the plan's directory and environment, with the standard descriptors of `stdio`, the
-/// descriptors `extra` (from, to) placed too, and every signal at its default disposition
-/// (this process ignores SIGPIPE, and an ignored signal stays ignored across exec).
-pub(crate) fn posix_spawn(
-    plan: &Plan,
-    stdio: &Stdio<'_>,
-    program: &Path,
-    args: &[OsString],
-    extra: &[(RawFd, RawFd)],
-) -> io::Result<i32> {
+/// posix_spawn(3) of the plan's program and arguments in a new session, in its directory
+/// and environment, with the standard descriptors of `stdio` and every signal at its
+/// default disposition (this process ignores SIGPIPE, and an ignored signal stays ignored
+/// across exec).
+pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
+    let program = &plan.program;
     let mut argv = vec![c_string(program.as_os_str().as_bytes())?];
-    for arg in args {
+    for arg in &plan.args {
         argv.push(c_string(arg.as_bytes())?);
     }
     let envp = environment(plan)?;
@@ -279,7 +281,7 @@ pub(crate) fn posix_spawn(
             libc::posix_spawn_file_actions_destroy(&mut actions);
             return Err(err);
         }
-        let prepared = add_file_actions(&mut actions, stdio, &null, extra, &cwd)
+        let prepared = add_file_actions(&mut actions, stdio, &null, &cwd)
             .and_then(|()| set_attributes(&mut attr));
         let mut pid: libc::pid_t = 0;
         let spawned = prepared.and_then(|()| {
@@ -298,8 +300,7 @@ pub(crate) fn posix_spawn(
     }
 }
 
-/// The child's descriptors: 0 to 2 from `stdio`, then each (from, to) of `extra`, and its
-/// directory.
+/// The child's descriptors, 0 to 2 from `stdio`, and its directory.
 ///
 /// # Safety
 /// `actions` is initialised.
@@ -307,7 +308,6 @@ unsafe fn add_file_actions(
     actions: &mut libc::posix_spawn_file_actions_t,
     stdio: &Stdio<'_>,
     null: &CString,
-    extra: &[(RawFd, RawFd)],
     cwd: &CString,
 ) -> io::Result<()> {
     // SAFETY: the strings outlive the actions' use (the caller's posix_spawn).
@@ -327,9 +327,6 @@ unsafe fn add_file_actions(
         ))?;
         check(libc::posix_spawn_file_actions_adddup2(actions, stdout, 1))?;
         check(libc::posix_spawn_file_actions_adddup2(actions, stderr, 2))?;
-        for &(fd, number) in extra {
-            check(libc::posix_spawn_file_actions_adddup2(actions, fd, number))?;
-        }
         check(libc::posix_spawn_file_actions_addchdir_np(
             actions,
             cwd.as_ptr(),
@@ -411,10 +408,11 @@ fn check(code: libc::c_int) -> io::Result<()> {
 }
 
 /// The shell process, waited for without holding a thread: our child, or, for a confined
-/// call, the grandchild its supervisor reports on.
+/// call, the process its supervisor reports on.
 #[derive(Debug)]
 pub(crate) struct Shell {
-    /// Our child: the shell, or the supervisor of a confined one.
+    /// Our child, the shell; 0 for a supervised shell (the launcher is its supervisor's
+    /// parent).
     child: i32,
     /// Readable once the child has exited; `None` on kernels without pidfds.
     pidfd: Option<AsyncFd<OwnedFd>>,
@@ -459,14 +457,18 @@ impl Report {
         self.read_now()
     }
 
-    /// The number of the message `tag` at the head of what was read, taken off it.
-    fn take(&mut self, tag: u8) -> Option<i32> {
-        if self.pending.first() != Some(&tag) || self.pending.len() < 5 {
+    /// The `N` numbers of the message `tag` at the head of what was read, taken off it.
+    fn take<const N: usize>(&mut self, tag: u8) -> Option<[i32; N]> {
+        let length = 1 + 4 * N;
+        if self.pending.first() != Some(&tag) || self.pending.len() < length {
             return None;
         }
-        let number: [u8; 4] = self.pending[1..5].try_into().ok()?;
-        self.pending.drain(..5);
-        Some(i32::from_ne_bytes(number))
+        let mut numbers = [0; N];
+        for (number, bytes) in numbers.iter_mut().zip(self.pending[1..length].chunks(4)) {
+            *number = i32::from_ne_bytes(bytes.try_into().ok()?);
+        }
+        self.pending.drain(..length);
+        Some(numbers)
     }
 }
 
@@ -482,11 +484,11 @@ impl Shell {
         }
     }
 
-    /// The shell a supervisor (our child `supervisor`) starts, reporting on `report`.
-    fn supervised(supervisor: i32, report: OwnedFd) -> io::Result<Shell> {
+    /// The shell a supervisor starts, reporting on `report`.
+    fn supervised(report: OwnedFd) -> io::Result<Shell> {
         rustix::io::ioctl_fionbio(&report, true)?;
         Ok(Shell {
-            child: supervisor,
+            child: 0,
             pidfd: None,
             report: Some(Report {
                 // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open until dropped.
@@ -496,12 +498,13 @@ impl Shell {
             }),
             tree_gone: Arc::new(AtomicBool::new(false)),
             status: None,
-            reaped: false,
+            reaped: true,
         })
     }
 
-    /// Waits for the supervisor's word that the shell runs: its pid, or why it does not.
-    async fn started(&mut self) -> Result<i32, String> {
+    /// Waits for the supervisor's word that the shell runs: the shell's pid and the
+    /// supervisor's, or why it does not.
+    async fn started(&mut self) -> Result<(i32, i32), String> {
         loop {
             if let Some(started) = self.started_now() {
                 return started;
@@ -515,25 +518,20 @@ impl Shell {
     }
 
     /// The supervisor's word that the shell runs, if it came (read without waiting).
-    fn started_now(&mut self) -> Option<Result<i32, String>> {
-        let Some(report) = &mut self.report else {
-            return Some(Ok(self.child));
-        };
+    fn started_now(&mut self) -> Option<Result<(i32, i32), String>> {
+        let report = self.report.as_mut()?;
         if let Err(err) = report.read_now() {
             return Some(Err(err.to_string()));
         }
-        if let Some(pid) = report.take(STARTED) {
-            return Some(Ok(pid));
+        if let Some([shell, supervisor]) = report.take(STARTED) {
+            return Some(Ok((shell, supervisor)));
         }
         if !report.ended {
             return None;
         }
         let why = match report.pending.split_first() {
             Some((&FAILED, why)) => String::from_utf8_lossy(why).into_owned(),
-            _ => {
-                let status = self.reap();
-                format!("the supervisor ended without starting the shell ({status:?})")
-            }
+            _ => "the supervisor ended without starting the shell".to_string(),
         };
         Some(Err(why))
     }
@@ -562,15 +560,16 @@ impl Shell {
             return Ok(self.status);
         };
         report.read_now()?;
-        if let Some(raw) = report.take(EXITED) {
+        if let Some([raw]) = report.take(EXITED) {
             self.status = Some(ExitStatus::from_raw(raw));
-        } else if let Some(raw) = report.take(EXITED_ALONE) {
+        } else if let Some([raw]) = report.take(EXITED_ALONE) {
             self.tree_gone.store(true, Ordering::Relaxed);
             self.status = Some(ExitStatus::from_raw(raw));
         } else if report.ended {
-            // The supervisor is gone without a word on the shell: its own status is all
-            // there is (it ends on its own only once the shell has).
-            self.status = self.reap();
+            // The supervisor is gone without a word on the shell: it ends on its own only
+            // once the shell has, so it was killed (SIGKILL: the OOM killer, or a person),
+            // and the tree with it as far as the engine can tell.
+            self.status = Some(ExitStatus::from_raw(libc::SIGKILL));
         }
         Ok(self.status)
     }
@@ -588,18 +587,6 @@ impl Shell {
         }
         self.reaped = reaped == self.child;
         Ok(self.reaped.then(|| ExitStatus::from_raw(raw)))
-    }
-
-    /// Waits for the child, which is ending, and reaps it.
-    fn reap(&mut self) -> Option<ExitStatus> {
-        if self.reaped {
-            return None;
-        }
-        let mut raw = 0;
-        // SAFETY: waitpid(2) on our own child, writing to a local.
-        let reaped = unsafe { libc::waitpid(self.child, &mut raw, 0) };
-        self.reaped = true;
-        (reaped == self.child).then(|| ExitStatus::from_raw(raw))
     }
 }
 

@@ -4,12 +4,15 @@
 //! set, Landlock (writes, TCP, signals and abstract sockets), and seccomp (no mounts, no
 //! new namespaces, no kernel modules; no sockets but Unix ones with the network off).
 //!
-//! It runs in a forked child of the single-threaded supervisor, so it may allocate.
+//! It runs in a forked child of the single-threaded supervisor, so it may allocate. The
+//! seccomp filters are compiled once, in the launcher (`prepare`), and inherited.
 
 use std::collections::BTreeMap;
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use landlock::{
     ABI, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
@@ -32,8 +35,14 @@ pub(super) const ARCH: TargetArch = TargetArch::aarch64;
 /// The Landlock ABI whose rights are asked for (the crate leaves out what the kernel lacks).
 const LANDLOCK_ABI: ABI = ABI::V7;
 
-/// Confines the calling process as `spec` says.
-pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), String> {
+/// Confines the calling process as `spec` says. `cgroup`: the call's own pids cgroup, to
+/// join (else it was born in the launcher's); `offline`: the shared network namespace of
+/// calls without a network, to enter instead of making one.
+pub(super) fn enter(
+    spec: &Confinement,
+    cgroup: Option<&Cgroup>,
+    offline: Option<BorrowedFd<'_>>,
+) -> Result<(), String> {
     // SAFETY: setsid(2) of this child, which leads no group yet.
     if unsafe { libc::setsid() } < 0 {
         return Err(format!("setsid: {}", std::io::Error::last_os_error()));
@@ -53,7 +62,7 @@ pub(super) fn enter(spec: &Confinement, cgroup: Option<&Cgroup>) -> Result<(), S
     if let Some(resources) = &spec.limits {
         limits(resources)?;
     }
-    namespaces(spec)?;
+    namespaces(spec, offline)?;
     if spec.layers.landlock {
         landlock(spec).map_err(|err| format!("landlock: {err}"))?;
     }
@@ -87,14 +96,22 @@ fn limits(limits: &ResourceLimits) -> Result<(), String> {
     Ok(())
 }
 
-fn namespaces(spec: &Confinement) -> Result<(), String> {
+fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(), String> {
     let layers = &spec.layers;
     let mut flags = 0;
     if layers.mount_ns {
         flags |= libc::CLONE_NEWNS;
     }
     if layers.net_ns {
-        flags |= libc::CLONE_NEWNET;
+        match offline {
+            // SAFETY: setns(2) of this single-threaded child into a namespace we hold.
+            Some(namespace) => {
+                if unsafe { libc::setns(namespace.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                    return Err(format!("setns: {}", std::io::Error::last_os_error()));
+                }
+            }
+            None => flags |= libc::CLONE_NEWNET,
+        }
     }
     if flags == 0 {
         return Ok(());
@@ -293,7 +310,28 @@ const NAMESPACES: &[libc::c_int] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
-fn seccomp(spec: &Confinement) -> Result<(), seccompiler::Error> {
+/// The seccomp filters of calls with (1) and without (0) a network, compiled once.
+static FILTERS: [OnceLock<Result<Vec<BpfProgram>, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+
+/// Compiles the filters `spec` needs, so that the processes forked next inherit them.
+pub(super) fn prepare(spec: &Confinement) {
+    if spec.layers.seccomp {
+        let _ = filters(spec.network);
+    }
+}
+
+fn filters(network: bool) -> &'static Result<Vec<BpfProgram>, String> {
+    FILTERS[usize::from(network)].get_or_init(|| compile(network).map_err(|err| err.to_string()))
+}
+
+fn seccomp(spec: &Confinement) -> Result<(), String> {
+    for program in filters(spec.network).as_ref().map_err(Clone::clone)? {
+        seccompiler::apply_filter(program).map_err(|err| err.to_string())?;
+    }
+    Ok(())
+}
+
+fn compile(network: bool) -> Result<Vec<BpfProgram>, seccompiler::Error> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&call| (call, Vec::new())).collect();
     let clone_rules = NAMESPACES
@@ -309,7 +347,7 @@ fn seccomp(spec: &Confinement) -> Result<(), seccompiler::Error> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     denied.insert(libc::SYS_clone, clone_rules);
-    if !spec.network {
+    if !network {
         let not_unix = SeccompCondition::new(
             0,
             SeccompCmpArgLen::Dword,
@@ -322,19 +360,19 @@ fn seccomp(spec: &Confinement) -> Result<(), seccompiler::Error> {
     // falls back to clone. io_uring would open sockets past the socket filter.
     let mut missing: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     missing.insert(libc::SYS_clone3, Vec::new());
-    if !spec.network {
+    if !network {
         missing.insert(libc::SYS_io_uring_setup, Vec::new());
     }
-    let filters = [(denied, libc::EPERM), (missing, libc::ENOSYS)];
-    for (rules, errno) in filters {
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno.cast_unsigned()),
-            ARCH,
-        )?;
-        let program = BpfProgram::try_from(filter)?;
-        seccompiler::apply_filter(&program)?;
-    }
-    Ok(())
+    [(denied, libc::EPERM), (missing, libc::ENOSYS)]
+        .into_iter()
+        .map(|(rules, errno)| {
+            let filter = SeccompFilter::new(
+                rules,
+                SeccompAction::Allow,
+                SeccompAction::Errno(errno.cast_unsigned()),
+                ARCH,
+            )?;
+            Ok(BpfProgram::try_from(filter)?)
+        })
+        .collect()
 }

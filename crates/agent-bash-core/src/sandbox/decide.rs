@@ -6,47 +6,43 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::launcher::Launcher;
 use super::places::{DEVICES, Places, existing};
 use super::probe::Probe;
 use super::{ResourceLimits, SandboxConfig, SandboxMode};
 use crate::error::Error;
 
 /// The sandbox of a session: its settings, its places, what the kernel enforces, and the
-/// supervisor executable that applies it.
+/// launcher that forks the supervisors that apply it.
 #[derive(Clone, Debug)]
 pub(crate) struct Sandboxing {
     pub(crate) config: SandboxConfig,
     pub(crate) places: Places,
     pub(crate) probe: Probe,
-    pub(crate) supervisor: PathBuf,
+    pub(crate) launcher: &'static Launcher,
 }
 
 impl Sandboxing {
     /// The sandbox of a session rooted at `root` whose output directory is `output`, for
-    /// commands whose environment `env` looks up. Runs the probe through the supervisor.
+    /// commands whose environment `env` looks up. Asks the launcher for the probe (it
+    /// probes once per process).
     ///
     /// # Errors
-    /// `Error::Sandbox` without a supervisor executable, or when it cannot be run.
+    /// `Error::Sandbox` without a launcher nor a supervisor executable to start one, or
+    /// when it cannot be run.
     pub(crate) fn new(
         config: &crate::config::Config,
         root: &Path,
         output: &Path,
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Sandboxing, Error> {
-        let supervisor = config.supervisor.clone().ok_or_else(|| Error::Sandbox {
-            reason: "no supervisor executable: a program that embeds the engine sets \
-                     `Config::supervisor` to itself and calls `sandbox::supervise_if_asked` \
-                     first in `main`"
-                .into(),
-        })?;
-        let probe = Probe::through(&supervisor).map_err(|err| Error::Sandbox {
-            reason: format!("the supervisor could not probe the kernel: {err}"),
-        })?;
+        let launcher = Launcher::get(config.supervisor.as_deref())?;
+        let probe = launcher.probe(&config.sandbox)?;
         Ok(Sandboxing {
             config: config.sandbox.clone(),
             places: Places::find(root, output, env),
             probe,
-            supervisor,
+            launcher,
         })
     }
 }

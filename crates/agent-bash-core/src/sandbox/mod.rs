@@ -1,21 +1,23 @@
 //! The kernel sandbox: confinement that holds whatever the command is, because it does not
 //! depend on reading it.
 //!
-//! A confined call runs under a small supervisor: this program re-executed
-//! ([`supervise_if_asked`], before any runtime starts) with the confinement as an argument.
-//! The supervisor is the subreaper of the call's tree and the parent of its shell; it
-//! applies the confinement to the shell's process (namespaces, read-only mounts, a pids
-//! cgroup, resource limits, Landlock, seccomp) and then runs bash there.
+//! A confined call runs under a small supervisor, forked for it by the launcher: one
+//! single-threaded process per engine, forked before the runtime starts
+//! ([`start_launcher`]) or this program executed once ([`supervise_if_asked`]). The
+//! supervisor is the subreaper of the call's tree and the parent of its shell; it applies
+//! the confinement to the shell's process (namespaces, read-only mounts, a pids cgroup,
+//! resource limits, Landlock, seccomp) and then runs bash there.
 //!
 //! - `decide`: what a call is confined by, from the settings and the call (pure).
 //! - `places`: the default writable set (caches, temp, the project's git directory).
 //! - `probe`: what this kernel can enforce, and what each mode would leave out.
-//! - `supervisor` and `confine`: the helper process and what it applies.
+//! - `launcher`, `supervisor` and `confine`: the helper processes and what they apply.
 //! - `hint`: a denial explained from the evidence in the command's stderr.
 
 mod confine;
 mod decide;
 mod hint;
+pub(crate) mod launcher;
 mod places;
 mod probe;
 pub(crate) mod supervisor;
@@ -27,6 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use decide::gaps_of;
 pub(crate) use decide::{Confinement, Sandboxing, decide, wanted};
 pub(crate) use hint::hint;
+pub use launcher::start_launcher;
 pub use probe::{Probe, probe};
 pub use supervisor::supervise_if_asked;
 
@@ -91,6 +94,14 @@ pub struct SandboxConfig {
     pub supervise_always: bool,
     /// Resource limits of confined commands.
     pub limits: ResourceLimits,
+}
+
+impl SandboxConfig {
+    /// Whether these settings put calls under a supervisor (confined, or
+    /// `supervise_always`), before any call asks for more.
+    pub fn supervised(&self) -> bool {
+        wanted(self, (None, None))
+    }
 }
 
 impl Default for SandboxConfig {

@@ -3,10 +3,8 @@
 //! namespace is created in a child process, which then exits.
 //!
 //! `probe` forks, so it runs in a single-threaded process: the CLI before its runtime
-//! starts, or the supervisor (`agent-bash __agent-bash-supervise --probe`), which a session
-//! runs once.
+//! starts, or the launcher, once per process.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -149,24 +147,6 @@ fn remove_stale(dir: &Path) {
 }
 
 impl Probe {
-    /// The probe of a session, run through the supervisor executable `supervisor`.
-    pub(crate) fn through(supervisor: &Path) -> io::Result<Probe> {
-        let output = std::process::Command::new(supervisor)
-            .args([super::supervisor::SUPERVISE, "--probe"])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::inherit())
-            .output()?;
-        if !output.status.success() {
-            return Err(io::Error::other(format!(
-                "{} {} --probe: {}",
-                supervisor.display(),
-                super::supervisor::SUPERVISE,
-                output.status
-            )));
-        }
-        serde_json::from_slice(&output.stdout).map_err(io::Error::other)
-    }
-
     /// The probe as a person reads it (`agent-bash sandbox probe`).
     pub fn report(&self) -> String {
         let yes = |on: bool| if on { "yes" } else { "no" };

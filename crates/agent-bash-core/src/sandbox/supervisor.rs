@@ -1,37 +1,35 @@
-//! The supervisor of a confined call: this program re-executed, single-threaded, before
-//! any runtime starts (`agent-bash __agent-bash-supervise CONFINEMENT PROGRAM ARGS…`).
+//! The supervisor of a supervised call: a child the launcher forks for the call
+//! (`launcher`), single-threaded.
 //!
 //! It makes itself the subreaper of the call's tree, forks the shell's process, which
 //! confines itself (`confine::enter`) and execs the shell in a session of its own, and
 //! then waits: it reaps every process that ends up its child (a daemon that double-forked
 //! out of the session included), reports the shell's exit, and exits once the whole tree
-//! is gone. Its descriptors:
+//! is gone. Its two pipes to the engine:
 //!
-//! - 3, the report pipe (to the engine): `P` + the shell's pid once it runs (or `E` + why
+//! - the report pipe: `P` + the shell's pid and its own once the shell runs (or `E` + why
 //!   it could not be started), then, when the shell exits, its wait status after `Y` (the
 //!   tree is gone with it) or `X` (processes of the tree run on). The pipe closes when the
 //!   tree is gone, before the supervisor cleans up and exits.
-//! - 4, the control pipe (from the engine): each byte is a signal for every process of the
-//!   tree; its end (the engine let go of the call, or died) kills the tree.
+//! - the control pipe: each byte is a signal for every process of the tree; its end (the
+//!   engine let go of the call, or died) kills the tree.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
 use std::io::{Read as _, Write as _};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::confine;
-use super::decide::Confinement;
+use super::launcher::{self, Launch};
 use crate::process::procs;
 
-/// The first argument that makes this program a supervisor.
+/// The first argument that makes this program a helper of the sandbox.
 pub(crate) const SUPERVISE: &str = "__agent-bash-supervise";
-/// The supervisor's end of the report pipe.
-pub(crate) const REPORT_FD: RawFd = 3;
-/// The supervisor's end of the control pipe.
-pub(crate) const CONTROL_FD: RawFd = 4;
-/// Report: the shell runs; its pid follows (4 bytes, native order).
+/// Report: the shell runs; its pid and the supervisor's follow (4 bytes each, native
+/// order).
 pub(crate) const STARTED: u8 = b'P';
 /// Report: the shell could not be started; why follows, to the end of the pipe.
 pub(crate) const FAILED: u8 = b'E';
@@ -44,9 +42,9 @@ pub(crate) const EXITED_ALONE: u8 = b'Y';
 /// up on it (a pids cgroup bounds a fork bomb long before).
 const KILL_ROUNDS: usize = 1000;
 
-/// Runs this process as a supervisor, and exits, when its arguments ask for one; returns
-/// at once otherwise. A program that embeds the engine and confines calls calls it first
-/// thing in `main`, before any thread starts, and names itself as the supervisor
+/// Runs this process as the sandbox's launcher, and exits, when its arguments ask for one;
+/// returns at once otherwise. A program that embeds the engine and confines calls calls it
+/// first thing in `main`, before any thread starts, and names itself as the supervisor
 /// (`Config::supervisor`).
 pub fn supervise_if_asked() {
     let mut args = std::env::args_os().skip(1);
@@ -54,40 +52,96 @@ pub fn supervise_if_asked() {
         return;
     }
     let rest: Vec<OsString> = args.collect();
-    let code = if rest.first().is_some_and(|first| first == "--probe") {
-        let probe = serde_json::to_string(&super::probe()).unwrap_or_default();
-        i32::from(std::io::stdout().write_all(probe.as_bytes()).is_err())
-    } else {
-        supervise(&rest)
-    };
-    std::process::exit(code);
+    if launcher::asked(&rest) {
+        launcher::serve_executed();
+    }
+    let _ = writeln!(std::io::stderr(), "{SUPERVISE}: unknown arguments {rest:?}");
+    std::process::exit(2);
 }
 
-fn supervise(args: &[OsString]) -> i32 {
-    // SAFETY: the engine placed these two descriptors for this process; nothing else here
-    // owns them.
-    let (report, control) = unsafe {
-        (
-            File::from_raw_fd(REPORT_FD),
-            OwnedFd::from_raw_fd(CONTROL_FD),
-        )
+/// The supervisor of one call, in the child the launcher just forked: `fds` are the
+/// report pipe, the control pipe, then stdout and stderr unless the call has a terminal.
+/// `own_cgroup`: the call gets a pids cgroup of its own (it was not born in the
+/// launcher's); `offline`: the shared namespace of calls without a network.
+pub(super) fn run(
+    launch: Launch,
+    fds: Vec<OwnedFd>,
+    own_cgroup: bool,
+    offline: Option<BorrowedFd<'_>>,
+) -> ! {
+    let mut fds = fds.into_iter();
+    let (Some(report), Some(control)) = (fds.next(), fds.next()) else {
+        // SAFETY: leaves the forked child without running the launcher's destructors.
+        unsafe { libc::_exit(126) }
     };
-    for fd in [REPORT_FD, CONTROL_FD] {
-        // SAFETY: marks our own descriptor close-on-exec, so that the shell does not get it.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    match Supervisor::start(args, report, control) {
+    let mut report = File::from(report);
+    let started = prepare(&launch, fds).and_then(|()| {
+        Supervisor::start(
+            &launch,
+            report.try_clone().ok(),
+            control,
+            own_cgroup,
+            offline,
+        )
+    });
+    let code = match started {
         Ok(mut supervisor) => {
+            drop(report);
             supervisor.watch();
+            drop(supervisor);
             0
         }
-        Err((mut report, why)) => {
+        Err(why) => {
             let mut message = vec![FAILED];
             message.extend_from_slice(why.as_bytes());
             let _ = report.write_all(&message);
             126
         }
+    };
+    // SAFETY: leaves the forked child without running the launcher's destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// A session of its own, the call's standard descriptors and its directory.
+fn prepare(launch: &Launch, mut stdio: impl Iterator<Item = OwnedFd>) -> Result<(), String> {
+    // SAFETY: setsid(2) of this process, which the launcher forked (it leads no group).
+    unsafe { libc::setsid() };
+    let (stdin, stdout, stderr) = match &launch.terminal {
+        // Opened without becoming this process's controlling terminal: the shell's
+        // process takes it, in a session of its own.
+        Some(terminal) => {
+            let tty = File::options()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(OsStr::from_bytes(terminal.as_bytes()))
+                .map_err(|err| format!("the terminal: {err}"))?;
+            let tty = OwnedFd::from(tty);
+            (tty.try_clone(), tty.try_clone(), Ok(tty))
+        }
+        None => {
+            let null = File::open("/dev/null").map_err(|err| format!("/dev/null: {err}"))?;
+            let (Some(stdout), Some(stderr)) = (stdio.next(), stdio.next()) else {
+                return Err("the launch request has no stdout and stderr".into());
+            };
+            (Ok(OwnedFd::from(null)), Ok(stdout), Ok(stderr))
+        }
+    };
+    for (fd, number) in [(stdin, 0), (stdout, 1), (stderr, 2)] {
+        let fd = fd.map_err(|err| format!("the standard descriptors: {err}"))?;
+        // SAFETY: places a descriptor we own at a standard number (the launcher's copies
+        // there are /dev/null and its stderr, replaced).
+        unsafe { libc::dup2(fd.as_raw_fd(), number) };
     }
+    // SAFETY: chdir(2) of this process to a NUL-terminated path.
+    if unsafe { libc::chdir(launch.cwd.as_ptr()) } != 0 {
+        return Err(format!(
+            "the working directory {}: {}",
+            launch.cwd.to_string_lossy(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 /// The supervisor's state: the shell it started and the pipes to the engine.
@@ -104,27 +158,26 @@ struct Supervisor {
 
 impl Supervisor {
     fn start(
-        args: &[OsString],
-        mut report: File,
+        launch: &Launch,
+        report: Option<File>,
         control: OwnedFd,
-    ) -> Result<Supervisor, (File, String)> {
-        let started = launch(args);
-        match started {
-            Ok((shell, children, cgroup)) => {
-                let mut message = vec![STARTED];
-                message.extend_from_slice(&shell.to_ne_bytes());
-                let _ = report.write_all(&message);
-                Ok(Supervisor {
-                    shell,
-                    report: Some(report),
-                    shell_done: false,
-                    control: Some(control),
-                    children,
-                    cgroup,
-                })
-            }
-            Err(why) => Err((report, why)),
-        }
+        own_cgroup: bool,
+        offline: Option<BorrowedFd<'_>>,
+    ) -> Result<Supervisor, String> {
+        let mut report = report.ok_or("the report pipe could not be copied")?;
+        let (shell, children, cgroup) = launch_shell(launch, own_cgroup, offline)?;
+        let mut message = vec![STARTED];
+        message.extend_from_slice(&shell.to_ne_bytes());
+        message.extend_from_slice(&std::process::id().cast_signed().to_ne_bytes());
+        let _ = report.write_all(&message);
+        Ok(Supervisor {
+            shell,
+            report: Some(report),
+            shell_done: false,
+            control: Some(control),
+            children,
+            cgroup,
+        })
     }
 
     /// Reaps, reports and obeys until the tree is gone.
@@ -153,15 +206,7 @@ impl Supervisor {
                 continue;
             }
             if fds[0].revents != 0 {
-                let mut info = [0u8; 128 * 8];
-                // SAFETY: reads pending signal records into a local buffer.
-                unsafe {
-                    libc::read(
-                        self.children.as_raw_fd(),
-                        info.as_mut_ptr().cast(),
-                        info.len(),
-                    )
-                };
+                drain(&self.children);
             }
             if fds[1].revents != 0 {
                 self.obey();
@@ -259,41 +304,25 @@ fn signal_tree(signal: i32) -> usize {
 
 /// Starts the shell, confined: the supervisor's part (subreaper, cgroup, SIGCHLD) and the
 /// fork. Returns the shell's pid once it runs (its exec succeeded).
-fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
-    let [spec, program, ..] = args else {
-        return Err("the supervisor needs a confinement and a program".into());
-    };
-    let spec: Confinement = serde_json::from_slice(spec.as_bytes())
-        .map_err(|err| format!("the supervisor's confinement: {err}"))?;
-    let argv = args[1..]
-        .iter()
-        .map(|arg| CString::new(arg.as_bytes()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| "an argument holds a NUL byte".to_string())?;
-    let _ = program;
+fn launch_shell(
+    launch: &Launch,
+    own_cgroup: bool,
+    offline: Option<BorrowedFd<'_>>,
+) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
+    let spec = &launch.confinement;
     // SAFETY: prctl(2) and signal(2) on this process alone.
     unsafe {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let cgroup = match &spec.layers.pids_cgroup {
-        Some(dir) => {
+        Some(dir) if own_cgroup => {
             let processes = spec.limits.map_or(0, |limits| limits.processes);
             Some(Cgroup::create(dir, processes)?)
         }
-        None => None,
+        _ => None,
     };
     let children = child_signals().map_err(|err| format!("signalfd: {err}"))?;
-    // A terminal's supervisor was started with the terminal as its controlling one: it
-    // gives it up, for the shell's process to take in a session of its own. (Giving it up
-    // sends this process SIGHUP, which it ignores; the shell gets it back at its default.)
-    // SAFETY: isatty, signal and ioctl(TIOCNOTTY) on this process's own stdin.
-    unsafe {
-        if libc::isatty(0) == 1 {
-            libc::signal(libc::SIGHUP, libc::SIG_IGN);
-            libc::ioctl(0, libc::TIOCNOTTY);
-        }
-    }
     let (errors, error_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|err| format!("pipe: {err}"))?;
     // SAFETY: this process is single-threaded (the supervisor starts no thread), so the
@@ -301,8 +330,8 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         drop(errors);
-        let why = match confine::enter(&spec, cgroup.as_ref()) {
-            Ok(()) => exec(&argv),
+        let why = match confine::enter(spec, cgroup.as_ref(), offline) {
+            Ok(()) => exec(&launch.argv, &launch.env),
             Err(why) => why,
         };
         let _ = File::from(error_writer).write_all(why.as_bytes());
@@ -337,10 +366,15 @@ fn launch(args: &[OsString]) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
     Ok((pid, children, cgroup))
 }
 
-/// Execs the shell with every signal unblocked and at its default; returns why it failed.
-fn exec(argv: &[CString]) -> String {
-    let mut pointers: Vec<*const libc::c_char> = argv.iter().map(|arg| arg.as_ptr()).collect();
-    pointers.push(std::ptr::null());
+/// Execs the shell with every signal unblocked and at its default, in the environment
+/// `env`; returns why it failed.
+fn exec(argv: &[CString], env: &[CString]) -> String {
+    let null_terminated = |strings: &[CString]| {
+        let mut pointers: Vec<*const libc::c_char> = strings.iter().map(|s| s.as_ptr()).collect();
+        pointers.push(std::ptr::null());
+        pointers
+    };
+    let (pointers, envp) = (null_terminated(argv), null_terminated(env));
     // SAFETY: resets this (child) process's signal state, then execs with a
     // null-terminated argument array that outlives the call.
     unsafe {
@@ -349,7 +383,7 @@ fn exec(argv: &[CString]) -> String {
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::signal(libc::SIGHUP, libc::SIG_DFL);
-        libc::execvp(pointers[0], pointers.as_ptr());
+        libc::execvpe(pointers[0], pointers.as_ptr(), envp.as_ptr());
     }
     format!(
         "{}: {}",
@@ -358,8 +392,14 @@ fn exec(argv: &[CString]) -> String {
     )
 }
 
+/// Reads the pending records of a (non-blocking) signalfd: they are only a wake-up.
+pub(super) fn drain(signals: &OwnedFd) {
+    let mut records = [0u8; 128 * 8];
+    while matches!(rustix::io::read(signals, &mut records), Ok(count) if count > 0) {}
+}
+
 /// Blocks SIGCHLD and returns a signalfd that reads it.
-fn child_signals() -> std::io::Result<OwnedFd> {
+pub(super) fn child_signals() -> std::io::Result<OwnedFd> {
     // SAFETY: sets this process's signal mask and makes a signalfd from a local set.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -378,7 +418,7 @@ fn child_signals() -> std::io::Result<OwnedFd> {
 pub(super) struct Cgroup(PathBuf);
 
 impl Cgroup {
-    fn create(base: &Path, processes: u64) -> Result<Cgroup, String> {
+    pub(super) fn create(base: &Path, processes: u64) -> Result<Cgroup, String> {
         let dir = base.join(std::process::id().to_string());
         let made = std::fs::create_dir(&dir)
             .or_else(|err| match err.kind() {
@@ -397,5 +437,18 @@ impl Cgroup {
 
     fn remove(self) {
         let _ = std::fs::remove_dir(&self.0);
+    }
+
+    /// Moves the calling process, a member, back to the hierarchy's root cgroup, and
+    /// removes this one (when nothing else is left in it; a later probe removes it
+    /// otherwise).
+    pub(super) fn leave_and_remove(self) {
+        if let Some(hierarchy) = self.0.parent().and_then(Path::parent) {
+            let _ = std::fs::write(
+                hierarchy.join("cgroup.procs"),
+                std::process::id().to_string(),
+            );
+        }
+        self.remove();
     }
 }

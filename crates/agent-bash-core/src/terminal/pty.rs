@@ -69,15 +69,13 @@ pub(crate) fn start(plan: &Plan, rows: NonZeroU16, cols: NonZeroU16) -> Result<S
     let stdio = Stdio::Terminal { slave: &slave };
     let (shell, guard) = match &plan.confined {
         None => {
-            let pid = spawn::posix_spawn(plan, &stdio, &plan.program, &plan.args, &[]).map_err(
-                |source| Error::Spawn {
-                    argv0: plan.program.clone(),
-                    source,
-                },
-            )?;
+            let pid = spawn::posix_spawn(plan, &stdio).map_err(|source| Error::Spawn {
+                argv0: plan.program.clone(),
+                source,
+            })?;
             (Shell::new(pid), GroupGuard::new(Some(pid)))
         }
-        // The supervisor gives the terminal up; the shell's process takes it.
+        // The supervisor opens the terminal without taking it; the shell's process does.
         Some(confined) => spawn::supervised_blocking(plan, confined, &stdio)?,
     };
     let guard = Arc::new(guard);

@@ -1,0 +1,756 @@
+//! The launcher: one small process per engine that forks the supervisor of every
+//! supervised call, so that no call pays for executing this program again.
+//!
+//! It is this program, single-threaded: forked by the binary before any thread starts
+//! ([`start_launcher`]), or executed once when a library session first needs it
+//! (`PROGRAM __agent-bash-supervise --launcher`, its socket at descriptor 3). It also does
+//! what is done once, not per call: the probe, the pids cgroup of the session's confined
+//! processes (joining a cgroup takes the kernel up to 20 ms, so the launcher joins one and
+//! every supervisor it forks is born in it), the network namespace of the calls without a
+//! network (an empty one, shared: creating one per call took 0.5 ms), and the seccomp
+//! filters, compiled once.
+//!
+//! The engine talks to it over a Unix stream socket. A request is a kind byte and a length
+//! (4 bytes, little-endian), with descriptors attached, then that many bytes:
+//!
+//! - `Q`, the probe, with the warm-up after it (`Warm`, JSON): the answer is a length and
+//!   the probe's JSON.
+//! - `L`, a launch (`Launch`): descriptors report, control, and stdout and stderr unless
+//!   the call has a terminal. Nothing is answered on the socket: the supervisor reports on
+//!   the report pipe, and the launcher writes `E` there if it cannot fork one.
+//!
+//! The launcher ends when the engine's end of the socket closes (the engine exited or was
+//! killed); the supervisors it forked go on until their own control pipes close.
+
+use std::ffi::{CString, OsString};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+};
+use serde::{Deserialize, Serialize};
+
+use super::decide::Confinement;
+use super::probe::{Probe, probe};
+use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
+use super::{ResourceLimits, SandboxConfig, confine};
+use crate::error::Error;
+use crate::lock;
+
+/// The argument after `SUPERVISE` that makes this program a launcher.
+pub(crate) const LAUNCHER_ARG: &str = "--launcher";
+/// The launcher's socket, in an executed launcher.
+const SOCKET_FD: i32 = 3;
+const PROBE: u8 = b'Q';
+const LAUNCH: u8 = b'L';
+/// Most descriptors a request carries.
+const MAX_FDS: usize = 4;
+
+/// What the launcher prepares after the probe, before the first call needs it.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+struct Warm {
+    /// The pids limit of the cgroup to join (0: none).
+    processes: u64,
+    /// Whether to create the network namespace of calls without a network.
+    offline: bool,
+}
+
+impl Warm {
+    fn of(config: &SandboxConfig) -> Warm {
+        let confined = config.mode != super::SandboxMode::Off || !config.network;
+        Warm {
+            processes: if confined { config.limits.processes } else { 0 },
+            offline: !config.network,
+        }
+    }
+}
+
+// ---- The engine's side ----
+
+/// The engine's hold on its launcher: one per process, shared by every session.
+pub(crate) struct Launcher {
+    channel: Mutex<Option<Channel>>,
+    /// The program to execute when no launcher was forked or the last one died.
+    executable: Mutex<Option<PathBuf>>,
+    probe: OnceLock<Probe>,
+}
+
+impl std::fmt::Debug for Launcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Launcher")
+    }
+}
+
+/// A running launcher: our end of its socket.
+struct Channel {
+    socket: OwnedFd,
+    /// Our child, reaped once it is replaced.
+    pid: i32,
+    /// A probe was asked for (at the fork) and its answer not read yet.
+    probe_asked: bool,
+}
+
+static LAUNCHER: Launcher = Launcher {
+    channel: Mutex::new(None),
+    executable: Mutex::new(None),
+    probe: OnceLock::new(),
+};
+
+/// Forks the launcher of supervised calls from this process, which must still be
+/// single-threaded (the binary does it before its runtime starts), and has it probe and
+/// prepare for the sandbox `config` asks for at once, while the caller goes on. Sessions
+/// then fork their supervisors from it instead of executing `Config::supervisor`.
+///
+/// # Errors
+/// When this process already runs more than one thread, or the fork fails.
+pub fn start_launcher(config: &SandboxConfig) -> io::Result<()> {
+    if threads() != Some(1) {
+        return Err(io::Error::other(
+            "the launcher is forked only from a single-threaded process",
+        ));
+    }
+    let (ours, theirs) = socket_pair()?;
+    // SAFETY: this process is single-threaded (checked above), so the child may allocate;
+    // it never returns (`serve` ends in `_exit`).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop(ours);
+        become_launcher(theirs);
+    }
+    drop(theirs);
+    let mut channel = Channel {
+        socket: ours,
+        pid,
+        probe_asked: false,
+    };
+    if super::wanted(config, (None, None)) {
+        channel.ask_probe(Warm::of(config))?;
+    }
+    *lock(&LAUNCHER.channel) = Some(channel);
+    Ok(())
+}
+
+/// The number of threads of this process.
+fn threads() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("Threads:"))?;
+    line["Threads:".len()..].trim().parse().ok()
+}
+
+fn socket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::STREAM,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
+}
+
+impl Launcher {
+    /// The launcher of this process, after noting `executable` as the program that can be
+    /// executed as one.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` when there is no launcher and no program to start one.
+    pub(crate) fn get(executable: Option<&Path>) -> Result<&'static Launcher, Error> {
+        let launcher = &LAUNCHER;
+        let mut known = lock(&launcher.executable);
+        if known.is_none() {
+            known.clone_from(&executable.map(Path::to_path_buf));
+        }
+        if known.is_none() && lock(&launcher.channel).is_none() {
+            return Err(Error::Sandbox {
+                reason: "no supervisor executable: a program that embeds the engine sets \
+                         `Config::supervisor` to itself and calls \
+                         `sandbox::supervise_if_asked` first in `main`"
+                    .into(),
+            });
+        }
+        Ok(launcher)
+    }
+
+    /// What the kernel enforces, probed once by the launcher, which then prepares what
+    /// `config` will need.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` when no launcher can be started or it does not answer.
+    pub(crate) fn probe(&self, config: &SandboxConfig) -> Result<Probe, Error> {
+        if let Some(probe) = self.probe.get() {
+            return Ok(probe.clone());
+        }
+        let answer = self.with_channel(|channel| {
+            if !channel.probe_asked {
+                channel.ask_probe(Warm::of(config))?;
+            }
+            channel.read_probe()
+        });
+        let probe = answer.map_err(|err| Error::Sandbox {
+            reason: format!("the sandbox's launcher could not probe the kernel: {err}"),
+        })?;
+        Ok(self.probe.get_or_init(|| probe).clone())
+    }
+
+    /// Asks the launcher to fork the supervisor of `launch`, with `fds` (report, control,
+    /// and stdout and stderr unless the call has a terminal).
+    pub(crate) fn launch(&self, launch: &Launch, fds: &[BorrowedFd<'_>]) -> io::Result<()> {
+        let payload = launch.encode()?;
+        self.with_channel(|channel| channel.send(LAUNCH, &payload, fds))
+    }
+
+    /// Runs `act` on the running launcher; when it fails because the launcher is gone, on
+    /// a new one (executed), once.
+    fn with_channel<T>(&self, act: impl Fn(&mut Channel) -> io::Result<T>) -> io::Result<T> {
+        let mut channel = lock(&self.channel);
+        if let Some(running) = channel.as_mut() {
+            match act(running) {
+                Err(err) if gone(&err) => {}
+                done => return done,
+            }
+        }
+        if let Some(dead) = channel.take() {
+            dead.reap();
+        }
+        let executable = lock(&self.executable).clone().ok_or_else(|| {
+            io::Error::other("the launcher is gone, and there is no program to start another")
+        })?;
+        let running = channel.insert(Channel::execute(&executable)?);
+        act(running)
+    }
+}
+
+/// Whether `err` says that the launcher is gone.
+fn gone(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::EPIPE | libc::ECONNRESET | libc::ENOTCONN)
+    ) || err.kind() == io::ErrorKind::UnexpectedEof
+}
+
+impl Channel {
+    /// Executes `program` as a launcher.
+    fn execute(program: &Path) -> io::Result<Channel> {
+        use std::os::unix::process::CommandExt as _;
+        let (ours, theirs) = socket_pair()?;
+        let theirs_fd = theirs.as_raw_fd();
+        let mut command = std::process::Command::new(program);
+        command
+            .args([SUPERVISE, LAUNCHER_ARG])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null());
+        // SAFETY: between fork and exec, only async-signal-safe calls: dup2 (which clears
+        // close-on-exec on the copy) and setsid.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(theirs_fd, SOCKET_FD) < 0 || libc::setsid() < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn()?;
+        drop(theirs);
+        Ok(Channel {
+            socket: ours,
+            pid: child.id().cast_signed(),
+            probe_asked: false,
+        })
+    }
+
+    fn ask_probe(&mut self, warm: Warm) -> io::Result<()> {
+        let payload = serde_json::to_vec(&warm).map_err(io::Error::other)?;
+        self.send(PROBE, &payload, &[])?;
+        self.probe_asked = true;
+        Ok(())
+    }
+
+    fn read_probe(&mut self) -> io::Result<Probe> {
+        self.probe_asked = false;
+        let mut length = [0u8; 4];
+        read_exact(&self.socket, &mut length)?;
+        let mut json = vec![0u8; u32::from_le_bytes(length) as usize];
+        read_exact(&self.socket, &mut json)?;
+        serde_json::from_slice(&json).map_err(io::Error::other)
+    }
+
+    fn send(&self, kind: u8, payload: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
+        let length = u32::try_from(payload.len())
+            .map_err(|_| io::Error::other("a launch request over 4 GiB"))?;
+        let mut header = [kind, 0, 0, 0, 0];
+        header[1..].copy_from_slice(&length.to_le_bytes());
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !fds.is_empty() {
+            control.push(SendAncillaryMessage::ScmRights(fds));
+        }
+        let sent = rustix::net::sendmsg(
+            &self.socket,
+            &[IoSlice::new(&header)],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )?;
+        write_all(&self.socket, &header[sent..])?;
+        write_all(&self.socket, payload)
+    }
+
+    /// Waits for the launcher, which is ending (its socket is closed), in a thread.
+    fn reap(self) {
+        let pid = self.pid;
+        drop(self.socket);
+        let _ = std::thread::Builder::new()
+            .name("agent-bash-reap".into())
+            .spawn(move || {
+                let mut status = 0;
+                // SAFETY: waitpid(2) on our own child, writing to a local.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+    }
+}
+
+fn write_all(socket: &OwnedFd, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match rustix::net::send(socket, bytes, SendFlags::NOSIGNAL) {
+            Ok(sent) => bytes = &bytes[sent..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
+fn read_exact(socket: &OwnedFd, mut buffer: &mut [u8]) -> io::Result<()> {
+    while !buffer.is_empty() {
+        match rustix::io::read(socket, &mut *buffer) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(count) => buffer = &mut buffer[count..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
+/// One supervised call, as the launcher gets it.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    pub(crate) confinement: Confinement,
+    pub(crate) cwd: CString,
+    /// The terminal's path, when the call runs in one (it is then stdin, stdout and
+    /// stderr).
+    pub(crate) terminal: Option<CString>,
+    /// The program and its arguments.
+    pub(crate) argv: Vec<CString>,
+    /// `NAME=value`, each.
+    pub(crate) env: Vec<CString>,
+}
+
+impl Launch {
+    /// NUL-terminated fields: the confinement (JSON), the directory, the terminal (empty
+    /// for none), the number of arguments, the arguments, and the environment to the end.
+    fn encode(&self) -> io::Result<Vec<u8>> {
+        let confinement = serde_json::to_vec(&self.confinement).map_err(io::Error::other)?;
+        let terminal = self.terminal.as_ref().map_or(&[][..], |t| t.as_bytes());
+        let count = self.argv.len().to_string();
+        let mut bytes = Vec::new();
+        let fields = [
+            &confinement[..],
+            self.cwd.as_bytes(),
+            terminal,
+            count.as_bytes(),
+        ]
+        .into_iter()
+        .chain(self.argv.iter().map(|arg| arg.as_bytes()))
+        .chain(self.env.iter().map(|var| var.as_bytes()));
+        for field in fields {
+            bytes.extend_from_slice(field);
+            bytes.push(0);
+        }
+        Ok(bytes)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Launch, String> {
+        let bad = || "a malformed launch request".to_string();
+        let mut fields = bytes.strip_suffix(&[0]).ok_or_else(bad)?.split(|&b| b == 0);
+        let mut next = || fields.next().ok_or_else(bad);
+        let confinement = serde_json::from_slice(next()?).map_err(|err| err.to_string())?;
+        let c = |field: &[u8]| CString::new(field).map_err(|_| bad());
+        let cwd = c(next()?)?;
+        let terminal = Some(next()?).filter(|t| !t.is_empty()).map(c).transpose()?;
+        let count: usize = std::str::from_utf8(next()?)
+            .ok()
+            .and_then(|count| count.parse().ok())
+            .ok_or_else(bad)?;
+        let argv = (0..count)
+            .map(|_| next().and_then(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        if argv.is_empty() {
+            return Err(bad());
+        }
+        let env = fields.map(c).collect::<Result<Vec<_>, _>>()?;
+        Ok(Launch {
+            confinement,
+            cwd,
+            terminal,
+            argv,
+            env,
+        })
+    }
+}
+
+// ---- The launcher's side ----
+
+/// Runs this process as an executed launcher (`__agent-bash-supervise --launcher`).
+pub(super) fn serve_executed() -> ! {
+    // SAFETY: the engine placed the socket at this number for this process alone.
+    let socket = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
+    // SAFETY: marks our own descriptor close-on-exec.
+    unsafe { libc::fcntl(SOCKET_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    become_launcher(socket)
+}
+
+/// The launcher's state: what it prepared once for every call.
+struct State {
+    socket: OwnedFd,
+    /// SIGCHLD, read through a signalfd: the supervisors it forked are reaped.
+    children: OwnedFd,
+    probe: Option<Probe>,
+    /// The pids cgroup this process joined, and its limit: the supervisors it forks are
+    /// born in it.
+    cgroup: Option<(Cgroup, u64)>,
+    /// The shared network namespace of calls without a network.
+    offline: Option<OwnedFd>,
+}
+
+/// Serves the engine on `socket` until its end closes; then exits.
+fn become_launcher(socket: OwnedFd) -> ! {
+    // A session of its own: a terminal's Ctrl-C is not for it. stdin and stdout from
+    // /dev/null, and no descriptor of the engine's but the socket and stderr.
+    // SAFETY: setsid, dup2 and close_range on this process's own descriptors.
+    unsafe {
+        libc::setsid();
+        if let Ok(null) = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        {
+            libc::dup2(null.as_raw_fd(), 0);
+            libc::dup2(null.as_raw_fd(), 1);
+        }
+        let socket_fd = socket.as_raw_fd().cast_unsigned();
+        if socket_fd > 3 {
+            libc::close_range(3, socket_fd - 1, 0);
+        }
+        libc::close_range(socket_fd + 1, u32::MAX, 0);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+    let Ok(children) = supervisor::child_signals() else {
+        // SAFETY: leaves at once; the engine sees the socket close.
+        unsafe { libc::_exit(1) }
+    };
+    let mut state = State {
+        socket,
+        children,
+        probe: None,
+        cgroup: None,
+        offline: None,
+    };
+    state.serve();
+    state.leave();
+    // SAFETY: leaves without unwinding into the caller's frames (a forked launcher shares
+    // the engine's code and must never return into it).
+    unsafe { libc::_exit(0) }
+}
+
+impl State {
+    fn serve(&mut self) {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.socket.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.children.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll(2) over two descriptors we own, held in a local array.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+                continue;
+            }
+            if fds[1].revents != 0 {
+                supervisor::drain(&self.children);
+                reap_any();
+            }
+            if fds[0].revents != 0 && !self.request() {
+                return;
+            }
+        }
+    }
+
+    /// Serves one request; false when the engine is gone.
+    fn request(&mut self) -> bool {
+        let mut header = [0u8; 5];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let received = rustix::net::recvmsg(
+            &self.socket,
+            &mut [IoSliceMut::new(&mut header)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        );
+        let count = match received {
+            Ok(message) if message.bytes > 0 => message.bytes,
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => return true,
+            _ => return false,
+        };
+        let mut fds: Vec<OwnedFd> = Vec::new();
+        for message in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = message {
+                fds.extend(received);
+            }
+        }
+        if read_exact(&self.socket, &mut header[count..]).is_err() {
+            return false;
+        }
+        let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]);
+        let mut payload = vec![0u8; length as usize];
+        if read_exact(&self.socket, &mut payload).is_err() {
+            return false;
+        }
+        match header[0] {
+            PROBE => self.answer_probe(&payload),
+            LAUNCH => {
+                self.launch(&payload, fds);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Probes, answers, then prepares what the warm-up asks for.
+    fn answer_probe(&mut self, payload: &[u8]) -> bool {
+        let probe = self.probe.get_or_insert_with(probe).clone();
+        let json = serde_json::to_vec(&probe).unwrap_or_default();
+        let length = u32::try_from(json.len()).unwrap_or(0).to_le_bytes();
+        if write_all(&self.socket, &length)
+            .and_then(|()| write_all(&self.socket, &json))
+            .is_err()
+        {
+            return false;
+        }
+        let warm: Warm = serde_json::from_slice(payload).unwrap_or_default();
+        if warm.processes > 0
+            && let Some(dir) = &probe.pids_cgroup
+        {
+            self.join_cgroup(dir, warm.processes);
+        }
+        if warm.offline && probe.root && probe.network_namespaces {
+            self.offline_namespace();
+        }
+        true
+    }
+
+    /// Joins a pids cgroup of its own with `processes` as its limit, once.
+    fn join_cgroup(&mut self, dir: &Path, processes: u64) {
+        if self.cgroup.is_some() {
+            return;
+        }
+        if let Ok(cgroup) = Cgroup::create(dir, processes)
+            && cgroup.join().is_ok()
+        {
+            self.cgroup = Some((cgroup, processes));
+        }
+    }
+
+    /// The shared network namespace of calls without a network, created once: a child
+    /// makes it, and an open descriptor of it keeps it after the child is gone.
+    fn offline_namespace(&mut self) -> Option<BorrowedFd<'_>> {
+        if self.offline.is_none() {
+            self.offline = new_network_namespace();
+        }
+        self.offline.as_ref().map(AsFd::as_fd)
+    }
+
+    /// Forks the supervisor of one call; a failure is reported on its report pipe.
+    fn launch(&mut self, payload: &[u8], fds: Vec<OwnedFd>) {
+        if fds.len() < 2 {
+            return;
+        }
+        let launch = match Launch::decode(payload) {
+            Ok(launch) => launch,
+            Err(why) => return report_failure(&fds[0], &why),
+        };
+        let spec = &launch.confinement;
+        // A cgroup of its own for the call, unless it is born in the launcher's.
+        let limit = spec
+            .limits
+            .map_or(0, |limits: ResourceLimits| limits.processes);
+        if let Some(dir) = &spec.layers.pids_cgroup {
+            self.join_cgroup(dir, limit);
+        }
+        let own_cgroup = spec.layers.pids_cgroup.is_some()
+            && self
+                .cgroup
+                .as_ref()
+                .is_none_or(|(_, joined)| *joined != limit);
+        let offline = if spec.layers.net_ns && !spec.layers.user_ns {
+            self.offline_namespace().map(|fd| fd.as_raw_fd())
+        } else {
+            None
+        };
+        confine::prepare(spec);
+        // SAFETY: this process is single-threaded, so the child may allocate; the child
+        // never returns (`supervisor::run` ends in `_exit`).
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let socket = self.socket.as_raw_fd();
+            let children = self.children.as_raw_fd();
+            // SAFETY: the child closes its copies of the launcher's own descriptors.
+            unsafe {
+                libc::close(socket);
+                libc::close(children);
+            }
+            let offline = offline.map(|fd| {
+                // SAFETY: the namespace's descriptor stays open in this child, which never
+                // frees the state that owns it.
+                unsafe { BorrowedFd::borrow_raw(fd) }
+            });
+            supervisor::run(launch, fds, own_cgroup, offline);
+        }
+        if pid < 0 {
+            let why = format!("fork: {}", io::Error::last_os_error());
+            report_failure(&fds[0], &why);
+        }
+    }
+
+    /// The engine is gone: waits for the supervisors (their control pipes closed too, so
+    /// they are killing their trees), then leaves and removes the cgroup.
+    fn leave(&mut self) {
+        // SAFETY: waitpid(2) on any child, until none is left.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } > 0 {}
+        if let Some((cgroup, _)) = self.cgroup.take() {
+            cgroup.leave_and_remove();
+        }
+    }
+}
+
+fn report_failure(report: &OwnedFd, why: &str) {
+    let mut message = vec![FAILED];
+    message.extend_from_slice(why.as_bytes());
+    let _ = rustix::io::write(report, &message);
+}
+
+/// Reaps every child that ended.
+fn reap_any() {
+    // SAFETY: waitpid(2) on any child, without waiting.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// A new network namespace, held by a descriptor: a child unshares it and waits until
+/// the descriptor is open.
+fn new_network_namespace() -> Option<OwnedFd> {
+    let (ready, ready_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
+    let (done_reader, done) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
+    // SAFETY: the child makes system calls only and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: unshare(2) of this child; the pipes are its own copies, and the ends it
+        // does not use are closed, so that it sees the launcher's close.
+        unsafe {
+            libc::close(ready.as_raw_fd());
+            libc::close(done.as_raw_fd());
+            let made = libc::unshare(libc::CLONE_NEWNET) == 0;
+            libc::write(
+                ready_writer.as_raw_fd(),
+                [u8::from(made)].as_ptr().cast(),
+                1,
+            );
+            let mut byte = 0u8;
+            libc::read(done_reader.as_raw_fd(), (&raw mut byte).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    drop((ready_writer, done_reader));
+    if pid < 0 {
+        return None;
+    }
+    let mut made = [0u8];
+    let opened = match rustix::io::read(&ready, &mut made) {
+        Ok(1) if made[0] == 1 => std::fs::File::open(format!("/proc/{pid}/ns/net"))
+            .ok()
+            .map(OwnedFd::from),
+        _ => None,
+    };
+    drop(done);
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    opened
+}
+
+/// The arguments of this process after `SUPERVISE`, if it was executed as a launcher.
+pub(super) fn asked(rest: &[OsString]) -> bool {
+    rest.first()
+        .is_some_and(|first| first.as_bytes() == LAUNCHER_ARG.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_request_decodes_to_what_was_encoded() {
+        let launch = Launch {
+            confinement: Confinement {
+                mode: super::super::SandboxMode::ReadOnly,
+                writable: Some(vec!["/tmp".into()]),
+                read_only: Vec::new(),
+                network: false,
+                limits: None,
+                layers: super::super::decide::Layers::default(),
+                gaps: Vec::new(),
+            },
+            cwd: CString::new("/work dir").unwrap(),
+            terminal: None,
+            argv: ["/bin/bash", "-c", "echo 'a b'; echo \"\""]
+                .map(|arg| CString::new(arg).unwrap())
+                .to_vec(),
+            env: vec![
+                CString::new("A=1=2").unwrap(),
+                CString::new("EMPTY=").unwrap(),
+            ],
+        };
+        let decoded = Launch::decode(&launch.encode().unwrap()).unwrap();
+        assert_eq!(decoded.confinement, launch.confinement);
+        assert_eq!(decoded.cwd, launch.cwd);
+        assert_eq!(decoded.terminal, None);
+        assert_eq!(decoded.argv, launch.argv);
+        assert_eq!(decoded.env, launch.env);
+        let terminal = Launch {
+            terminal: Some(CString::new("/dev/pts/7").unwrap()),
+            env: Vec::new(),
+            ..launch
+        };
+        let decoded = Launch::decode(&terminal.encode().unwrap()).unwrap();
+        assert_eq!(decoded.terminal, terminal.terminal);
+        assert!(decoded.env.is_empty());
+    }
+
+    #[test]
+    fn a_malformed_launch_request_is_refused() {
+        for bytes in [&b""[..], b"{}", b"not json\0/\0\x000\0", b"null\0/\0\0x\0"] {
+            assert!(Launch::decode(bytes).is_err(), "{bytes:?}");
+        }
+    }
+}
