@@ -311,12 +311,12 @@ fn settings(
     Ok(settings)
 }
 
-/// Forks the sandbox's launcher (`sandbox::start_launcher`) before any thread starts, so
-/// that confined calls do not execute this program again. Failing that, the sandbox
-/// executes it once, when a call first needs it.
+/// Starts the sandbox's launcher (`sandbox::start_launcher`) now, so that it probes the
+/// kernel while the session is set up. Failing that, the session starts it when a call
+/// first needs it, and says why it cannot.
 pub(crate) fn start_launcher(config: &agent_bash_core::Config) {
-    if let Err(err) = agent_bash_core::sandbox::start_launcher(&config.sandbox) {
-        tracing::debug!("the sandbox's launcher is not forked: {err}");
+    if let Err(err) = agent_bash_core::sandbox::start_launcher(config) {
+        tracing::debug!("the sandbox's launcher did not start early: {err}");
     }
 }
 
@@ -408,9 +408,9 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         flags.push(flag("on_timeout", action));
     }
     let (root, settings) = args.session.load(flags)?;
-    // Any call may ask for the sandbox: its launcher is forked while this process is
-    // still single-threaded.
-    start_launcher(&settings.config);
+    if settings.config.sandbox.supervised() {
+        start_launcher(&settings.config);
+    }
     let session = Session::new(root, settings.config)?;
     tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -427,6 +427,7 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     });
     // A blocking read of stdin (when it is not a pipe) must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    agent_bash_core::sandbox::stop_launcher();
     served?;
     Ok(ExitCode::SUCCESS)
 }

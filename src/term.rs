@@ -50,6 +50,8 @@ pub(crate) fn main(mut args: TermArgs) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     let code = runtime.block_on(drive(&session, args));
     runtime.shutdown_background();
+    drop(session);
+    agent_bash_core::sandbox::stop_launcher();
     code
 }
 

@@ -143,7 +143,7 @@ pub(crate) fn confined(
         &sandboxing.config,
         asked,
         &sandboxing.places,
-        &sandboxing.probe,
+        sandboxing.probe(asked)?,
     )?;
     Ok(decided.map(|confinement| Confined {
         launcher: sandboxing.launcher,

@@ -178,13 +178,8 @@ impl Session {
     /// than its calls.
     fn check_sandbox(&self) -> Result<(), Error> {
         if let Some(sandboxing) = self.sandboxing((None, None))? {
-            let Sandboxing {
-                config,
-                places,
-                probe,
-                ..
-            } = sandboxing;
-            sandbox::decide(config, (None, None), places, probe)?;
+            let probe = sandboxing.probe((None, None))?;
+            sandbox::decide(&sandboxing.config, (None, None), &sandboxing.places, probe)?;
         }
         Ok(())
     }

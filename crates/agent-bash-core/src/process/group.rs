@@ -31,6 +31,8 @@ pub(crate) struct Tree {
     pub(crate) control: OwnedFd,
     /// The report pipe, whose end (the supervisor closes it) says the tree is gone.
     pub(crate) end: OwnedFd,
+    /// The supervisor's pidfd (readable once it exited), where the kernel has them.
+    pub(crate) exited: Option<OwnedFd>,
     /// Set when the supervisor reported that the tree ended with the shell.
     pub(crate) gone: Arc<AtomicBool>,
 }
@@ -40,31 +42,39 @@ struct Supervisor {
     pid: i32,
     control: Mutex<Option<OwnedFd>>,
     end: OwnedFd,
+    exited: Option<OwnedFd>,
     gone: Arc<AtomicBool>,
 }
 
 impl Supervisor {
-    /// Whether anything of the tree may still live: not when the supervisor said so, or
-    /// closed its report pipe (it did, or it is gone).
+    /// Whether anything of the tree may still live, its supervisor included: the
+    /// supervisor says the tree is gone (it closes its report pipe, or reports so with the
+    /// shell's exit), and then exits at once.
     fn tree_alive(&self) -> bool {
-        if self.gone.load(Ordering::Relaxed) {
-            return false;
-        }
-        let mut fd = libc::pollfd {
-            fd: self.end.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll(2) without waiting, over one descriptor we own.
-        let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-        // Only the supervisor holds the pipe's other end: it is open while the supervisor
-        // lives, and closed by it once the tree is gone.
-        let gone = ready > 0 && fd.revents & libc::POLLHUP != 0;
-        if gone {
+        if !self.gone.load(Ordering::Relaxed) {
+            // Only the supervisor holds the pipe's other end: it is open while the
+            // supervisor lives, and closed by it once the tree is gone.
+            if !ready(&self.end, libc::POLLHUP) {
+                return true;
+            }
             self.gone.store(true, Ordering::Relaxed);
         }
-        !gone
+        self.exited
+            .as_ref()
+            .is_some_and(|exited| !ready(exited, libc::POLLIN))
     }
+}
+
+/// Whether `fd` has `event` now (without waiting).
+fn ready(fd: &OwnedFd, event: libc::c_short) -> bool {
+    let mut poll = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll(2) without waiting, over one descriptor we own.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    ready > 0 && poll.revents & event != 0
 }
 
 impl GroupGuard {
@@ -86,6 +96,7 @@ impl GroupGuard {
                 pid: tree.supervisor,
                 control: Mutex::new(Some(tree.control)),
                 end: tree.end,
+                exited: tree.exited,
                 gone: tree.gone,
             }),
         }

@@ -143,10 +143,15 @@ fn supervised_shell(
     started: Result<(i32, i32), String>,
 ) -> Result<(Shell, GroupGuard), Error> {
     let (pid, supervisor) = started.map_err(|reason| Error::Sandbox { reason })?;
+    // Opened once the shell's start is reported: the supervisor may have exited since (if
+    // its tree is gone), and pidfd_open then fails, but its pid is not reused so soon.
+    let exited = Pid::from_raw(supervisor)
+        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
     let tree = Tree {
         supervisor,
         control,
         end,
+        exited,
         gone: shell.tree_gone.clone(),
     };
     Ok((shell, GroupGuard::supervised(pid, tree)))
@@ -292,6 +297,64 @@ pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
                 &attr,
                 argv.as_ptr(),
                 envp.as_ptr(),
+            ))
+        });
+        libc::posix_spawn_file_actions_destroy(&mut actions);
+        libc::posix_spawnattr_destroy(&mut attr);
+        spawned.map(|()| pid)
+    }
+}
+
+/// posix_spawn(3) of a helper of this program (`argv[0]`, a path) in a new session, in
+/// this process's environment, with /dev/null as its standard descriptors and each
+/// (from, to) of `extra` placed, every signal at its default.
+pub(crate) fn posix_spawn_with(argv: &[CString], extra: &[(RawFd, RawFd)]) -> io::Result<i32> {
+    let null = c_string(b"/dev/null")?;
+    let pointers = null_terminated(argv);
+    // SAFETY: every pointer handed to libc points into `argv`, `null` or the two
+    // structures below, all alive until after posix_spawn returns; each structure is
+    // initialised before use and destroyed once. `environ` is this process's environment.
+    unsafe {
+        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        check(libc::posix_spawn_file_actions_init(&mut actions))?;
+        if let Err(err) = check(libc::posix_spawnattr_init(&mut attr)) {
+            libc::posix_spawn_file_actions_destroy(&mut actions);
+            return Err(err);
+        }
+        let mut prepared = set_attributes(&mut attr);
+        for number in 0..=2 {
+            prepared = prepared.and_then(|()| {
+                check(libc::posix_spawn_file_actions_addopen(
+                    &mut actions,
+                    number,
+                    null.as_ptr(),
+                    libc::O_RDWR,
+                    0,
+                ))
+            });
+        }
+        for &(fd, number) in extra {
+            prepared = prepared.and_then(|()| {
+                check(libc::posix_spawn_file_actions_adddup2(
+                    &mut actions,
+                    fd,
+                    number,
+                ))
+            });
+        }
+        unsafe extern "C" {
+            static environ: *const *mut libc::c_char;
+        }
+        let mut pid: libc::pid_t = 0;
+        let spawned = prepared.and_then(|()| {
+            check(libc::posix_spawn(
+                &mut pid,
+                pointers[0],
+                &actions,
+                &attr,
+                pointers.as_ptr(),
+                environ,
             ))
         });
         libc::posix_spawn_file_actions_destroy(&mut actions);

@@ -158,11 +158,19 @@ fn mounts(spec: &Confinement) -> Result<(), String> {
         })
         .map(PathBuf::as_path)
         .collect();
-    for path in &outermost {
-        mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
+    // A read-only mount does not stop writes to a device (/dev/null), and a mount point
+    // (/dev/shm) is a mount to make writable already: only the rest is bind-mounted.
+    let mut writable_mounts = Vec::with_capacity(outermost.len());
+    for path in outermost {
+        match place(path) {
+            Place::Device => continue,
+            Place::MountPoint => {}
+            Place::Other => mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?,
+        }
+        writable_mounts.push(path);
     }
     read_only(Path::new("/"), true)?;
-    for path in &outermost {
+    for path in writable_mounts {
         read_only(path, false)?;
     }
     for path in &spec.read_only {
@@ -175,6 +183,32 @@ fn mounts(spec: &Confinement) -> Result<(), String> {
         std::env::set_current_dir(&cwd).map_err(|err| format!("chdir {}: {err}", cwd.display()))?;
     }
     Ok(())
+}
+
+/// What a writable path is, for the mounts.
+enum Place {
+    Device,
+    MountPoint,
+    Other,
+}
+
+fn place(path: &Path) -> Place {
+    use rustix::fs::{AtFlags, CWD, FileType, StatxFlags, statx};
+    let flags = StatxFlags::TYPE | StatxFlags::MNT_ID;
+    let Ok(this) = statx(CWD, path, AtFlags::empty(), flags) else {
+        return Place::Other;
+    };
+    let kind = FileType::from_raw_mode(this.stx_mode.into());
+    if matches!(kind, FileType::CharacterDevice | FileType::BlockDevice) {
+        return Place::Device;
+    }
+    let parent = path
+        .parent()
+        .and_then(|parent| statx(CWD, parent, AtFlags::empty(), flags).ok());
+    match parent {
+        Some(parent) if parent.stx_mnt_id != this.stx_mnt_id => Place::MountPoint,
+        _ => Place::Other,
+    }
 }
 
 fn c_path(path: &Path) -> Result<CString, String> {
@@ -310,8 +344,8 @@ const NAMESPACES: &[libc::c_int] = &[
     libc::CLONE_NEWCGROUP,
 ];
 
-/// The seccomp filters of calls with (1) and without (0) a network, compiled once.
-static FILTERS: [OnceLock<Result<Vec<BpfProgram>, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+/// The seccomp filter of calls with (1) and without (0) a network, compiled once.
+static FILTERS: [OnceLock<Result<BpfProgram, String>>; 2] = [OnceLock::new(), OnceLock::new()];
 
 /// Compiles the filters `spec` needs, so that the processes forked next inherit them.
 pub(super) fn prepare(spec: &Confinement) {
@@ -320,18 +354,37 @@ pub(super) fn prepare(spec: &Confinement) {
     }
 }
 
-fn filters(network: bool) -> &'static Result<Vec<BpfProgram>, String> {
-    FILTERS[usize::from(network)].get_or_init(|| compile(network).map_err(|err| err.to_string()))
+fn filters(network: bool) -> &'static Result<BpfProgram, String> {
+    FILTERS[usize::from(network)].get_or_init(|| {
+        let [denied, missing] = compile(network).map_err(|err| err.to_string())?;
+        Ok(chain(denied, missing))
+    })
 }
 
 fn seccomp(spec: &Confinement) -> Result<(), String> {
-    for program in filters(spec.network).as_ref().map_err(Clone::clone)? {
-        seccompiler::apply_filter(program).map_err(|err| err.to_string())?;
-    }
-    Ok(())
+    let program = filters(spec.network).as_ref().map_err(Clone::clone)?;
+    seccompiler::apply_filter(program).map_err(|err| err.to_string())
 }
 
-fn compile(network: bool) -> Result<Vec<BpfProgram>, seccompiler::Error> {
+/// One program that runs `first`, and `second` where `first` would allow the call: the
+/// kernel then checks (and compiles) one filter per confined process instead of two.
+fn chain(mut first: BpfProgram, second: BpfProgram) -> BpfProgram {
+    const RET_K: u16 = 0x06;
+    const JMP_JA: u16 = 0x05;
+    const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+    let end = first.len();
+    for (at, instruction) in first.iter_mut().enumerate() {
+        if instruction.code == RET_K && instruction.k == SECCOMP_RET_ALLOW {
+            // An unconditional jump to the first instruction of `second`.
+            instruction.code = JMP_JA;
+            instruction.k = u32::try_from(end - at - 1).unwrap_or(u32::MAX);
+        }
+    }
+    first.extend(second);
+    first
+}
+
+fn compile(network: bool) -> Result<[BpfProgram; 2], seccompiler::Error> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|&call| (call, Vec::new())).collect();
     let clone_rules = NAMESPACES
@@ -363,16 +416,17 @@ fn compile(network: bool) -> Result<Vec<BpfProgram>, seccompiler::Error> {
     if !network {
         missing.insert(libc::SYS_io_uring_setup, Vec::new());
     }
-    [(denied, libc::EPERM), (missing, libc::ENOSYS)]
-        .into_iter()
-        .map(|(rules, errno)| {
-            let filter = SeccompFilter::new(
-                rules,
-                SeccompAction::Allow,
-                SeccompAction::Errno(errno.cast_unsigned()),
-                ARCH,
-            )?;
-            Ok(BpfProgram::try_from(filter)?)
-        })
-        .collect()
+    let program = |rules, errno: i32| -> Result<BpfProgram, seccompiler::Error> {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno.cast_unsigned()),
+            ARCH,
+        )?;
+        Ok(BpfProgram::try_from(filter)?)
+    };
+    Ok([
+        program(denied, libc::EPERM)?,
+        program(missing, libc::ENOSYS)?,
+    ])
 }

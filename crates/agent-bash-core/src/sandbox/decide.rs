@@ -18,14 +18,12 @@ use crate::error::Error;
 pub(crate) struct Sandboxing {
     pub(crate) config: SandboxConfig,
     pub(crate) places: Places,
-    pub(crate) probe: Probe,
     pub(crate) launcher: &'static Launcher,
 }
 
 impl Sandboxing {
     /// The sandbox of a session rooted at `root` whose output directory is `output`, for
-    /// commands whose environment `env` looks up. Asks the launcher for the probe (it
-    /// probes once per process).
+    /// commands whose environment `env` looks up.
     ///
     /// # Errors
     /// `Error::Sandbox` without a launcher nor a supervisor executable to start one, or
@@ -37,14 +35,44 @@ impl Sandboxing {
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Sandboxing, Error> {
         let launcher = Launcher::get(config.supervisor.as_deref())?;
-        let probe = launcher.probe(&config.sandbox)?;
         Ok(Sandboxing {
             config: config.sandbox.clone(),
             places: Places::find(root, output, env),
-            probe,
             launcher,
         })
     }
+
+    /// What the kernel enforces, for a call that asks for `asked`: probed by the launcher
+    /// (once per process) when the call is confined; nothing for a call that is only
+    /// supervised, which needs none of it.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` when the launcher cannot probe.
+    pub(crate) fn probe(
+        &self,
+        asked: (Option<SandboxMode>, Option<bool>),
+    ) -> Result<&'static Probe, Error> {
+        static NOTHING: Probe = Probe {
+            landlock_abi: 0,
+            seccomp: false,
+            user_namespaces: false,
+            mount_namespaces: false,
+            network_namespaces: false,
+            pids_cgroup: None,
+            root: false,
+        };
+        if confines(&self.config, asked) {
+            self.launcher.probe(&self.config)
+        } else {
+            Ok(&NOTHING)
+        }
+    }
+}
+
+/// Whether a call that asks for `asked` under `config` is confined (mode or network), not
+/// only supervised.
+pub(crate) fn confines(config: &SandboxConfig, asked: (Option<SandboxMode>, Option<bool>)) -> bool {
+    asked.0.unwrap_or(config.mode) != SandboxMode::Off || !asked.1.unwrap_or(config.network)
 }
 
 /// Whether a call that asks for `asked` under `config` may be confined at all (when not,

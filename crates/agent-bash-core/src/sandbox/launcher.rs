@@ -25,7 +25,7 @@
 use std::ffi::{CString, OsString};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -37,7 +37,7 @@ use rustix::net::{
 use serde::{Deserialize, Serialize};
 
 use super::decide::Confinement;
-use super::probe::{Probe, probe};
+use super::probe::{Probe, probe_keeping_network};
 use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
 use super::{ResourceLimits, SandboxConfig, confine};
 use crate::error::Error;
@@ -57,16 +57,12 @@ const MAX_FDS: usize = 4;
 struct Warm {
     /// The pids limit of the cgroup to join (0: none).
     processes: u64,
-    /// Whether to create the network namespace of calls without a network.
-    offline: bool,
 }
 
 impl Warm {
     fn of(config: &SandboxConfig) -> Warm {
-        let confined = config.mode != super::SandboxMode::Off || !config.network;
         Warm {
-            processes: if confined { config.limits.processes } else { 0 },
-            offline: !config.network,
+            processes: config.limits.processes,
         }
     }
 }
@@ -102,41 +98,55 @@ static LAUNCHER: Launcher = Launcher {
     probe: OnceLock::new(),
 };
 
-/// Forks the launcher of supervised calls from this process, which must still be
-/// single-threaded (the binary does it before its runtime starts), and has it probe and
-/// prepare for the sandbox `config` asks for at once, while the caller goes on. Sessions
-/// then fork their supervisors from it instead of executing `Config::supervisor`.
+/// Starts the launcher of supervised calls now, and has it probe and prepare for the
+/// sandbox the settings ask for while the caller goes on (the binary does this as it
+/// starts, so that the first confined call does not wait for it). From a single-threaded
+/// process the launcher is forked, which is quicker than executing `config.supervisor`:
+/// the launcher is ready by the time the first call comes. Without this call, the first
+/// session that needs the launcher executes `config.supervisor`.
 ///
 /// # Errors
-/// When this process already runs more than one thread, or the fork fails.
-pub fn start_launcher(config: &SandboxConfig) -> io::Result<()> {
-    if threads() != Some(1) {
-        return Err(io::Error::other(
-            "the launcher is forked only from a single-threaded process",
-        ));
-    }
-    let (ours, theirs) = socket_pair()?;
-    // SAFETY: this process is single-threaded (checked above), so the child may allocate;
-    // it never returns (`serve` ends in `_exit`).
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if pid == 0 {
-        drop(ours);
-        become_launcher(theirs);
-    }
-    drop(theirs);
-    let mut channel = Channel {
-        socket: ours,
-        pid,
-        probe_asked: false,
+/// When neither can be done.
+pub fn start_launcher(config: &crate::config::Config) -> io::Result<()> {
+    let mut channel = match config.supervisor.as_deref() {
+        _ if threads() == Some(1) => Channel::fork()?,
+        Some(program) => Channel::execute(program)?,
+        None => {
+            return Err(io::Error::other(
+                "no supervisor executable (`Config::supervisor`)",
+            ));
+        }
     };
-    if super::wanted(config, (None, None)) {
-        channel.ask_probe(Warm::of(config))?;
+    if super::decide::confines(&config.sandbox, (None, None)) {
+        channel.ask_probe(Warm::of(&config.sandbox))?;
     }
-    *lock(&LAUNCHER.channel) = Some(channel);
+    if let Some(program) = &config.supervisor {
+        lock(&LAUNCHER.executable).get_or_insert_with(|| program.clone());
+    }
+    if let Some(old) = lock(&LAUNCHER.channel).replace(channel) {
+        old.reap();
+    }
     Ok(())
+}
+
+/// Stops the launcher, for a program that is ending: closes its socket, waits for it to
+/// exit, and removes its cgroup when nothing is left in it. The supervisors it forked are
+/// not its to wait for: each ends with its tree.
+pub fn stop_launcher() {
+    let Some(channel) = lock(&LAUNCHER.channel).take() else {
+        return;
+    };
+    let pid = channel.pid;
+    drop(channel.socket);
+    // SAFETY: waitpid(2) on our own child, which exits when its socket closes.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    if let Some(dir) = LAUNCHER
+        .probe
+        .get()
+        .and_then(|probe| probe.pids_cgroup.as_ref())
+    {
+        let _ = std::fs::remove_dir(dir.join(pid.to_string()));
+    }
 }
 
 /// The number of threads of this process.
@@ -183,9 +193,9 @@ impl Launcher {
     ///
     /// # Errors
     /// `Error::Sandbox` when no launcher can be started or it does not answer.
-    pub(crate) fn probe(&self, config: &SandboxConfig) -> Result<Probe, Error> {
+    pub(crate) fn probe(&'static self, config: &SandboxConfig) -> Result<&'static Probe, Error> {
         if let Some(probe) = self.probe.get() {
-            return Ok(probe.clone());
+            return Ok(probe);
         }
         let answer = self.with_channel(|channel| {
             if !channel.probe_asked {
@@ -196,7 +206,7 @@ impl Launcher {
         let probe = answer.map_err(|err| Error::Sandbox {
             reason: format!("the sandbox's launcher could not probe the kernel: {err}"),
         })?;
-        Ok(self.probe.get_or_init(|| probe).clone())
+        Ok(self.probe.get_or_init(|| probe))
     }
 
     /// Asks the launcher to fork the supervisor of `launch`, with `fds` (report, control,
@@ -236,31 +246,45 @@ fn gone(err: &io::Error) -> bool {
 }
 
 impl Channel {
-    /// Executes `program` as a launcher.
-    fn execute(program: &Path) -> io::Result<Channel> {
-        use std::os::unix::process::CommandExt as _;
+    /// Forks this process, which is single-threaded, into a launcher.
+    fn fork() -> io::Result<Channel> {
         let (ours, theirs) = socket_pair()?;
-        let theirs_fd = theirs.as_raw_fd();
-        let mut command = std::process::Command::new(program);
-        command
-            .args([SUPERVISE, LAUNCHER_ARG])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null());
-        // SAFETY: between fork and exec, only async-signal-safe calls: dup2 (which clears
-        // close-on-exec on the copy) and setsid.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::dup2(theirs_fd, SOCKET_FD) < 0 || libc::setsid() < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        // SAFETY: the caller checked that this process is single-threaded, so the child
+        // may allocate; it never returns (`become_launcher` ends in `_exit`).
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
         }
-        let child = command.spawn()?;
+        if pid == 0 {
+            drop(ours);
+            become_launcher(theirs);
+        }
+        Ok(Channel {
+            socket: ours,
+            pid,
+            probe_asked: false,
+        })
+    }
+
+    /// Executes `program` as a launcher, with posix_spawn(3): a fork of this (threaded)
+    /// process would not be safe, and would make every page it writes next copy-on-write.
+    fn execute(program: &Path) -> io::Result<Channel> {
+        let (ours, theirs) = socket_pair()?;
+        let argv = [
+            program.as_os_str().as_bytes(),
+            SUPERVISE.as_bytes(),
+            LAUNCHER_ARG.as_bytes(),
+        ]
+        .map(CString::new)
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| io::Error::other("the supervisor's path holds a NUL byte"))?;
+        let pid =
+            crate::process::spawn::posix_spawn_with(&argv, &[(theirs.as_raw_fd(), SOCKET_FD)])?;
         drop(theirs);
         Ok(Channel {
             socket: ours,
-            pid: child.id().cast_signed(),
+            pid,
             probe_asked: false,
         })
     }
@@ -425,14 +449,16 @@ struct State {
     /// The pids cgroup this process joined, and its limit: the supervisors it forks are
     /// born in it.
     cgroup: Option<(Cgroup, u64)>,
-    /// The shared network namespace of calls without a network.
+    /// The shared network namespace of calls without a network: the empty one the probe
+    /// made (root only; others make one per call, in their user namespace).
     offline: Option<OwnedFd>,
 }
 
 /// Serves the engine on `socket` until its end closes; then exits.
 fn become_launcher(socket: OwnedFd) -> ! {
-    // A session of its own: a terminal's Ctrl-C is not for it. stdin and stdout from
-    // /dev/null, and no descriptor of the engine's but the socket and stderr.
+    // A session of its own: a terminal's Ctrl-C is not for it. No descriptor of the
+    // engine's but the socket: its standard ones are /dev/null, so that whoever reads the
+    // engine's output sees it end with the engine, not with the launcher.
     // SAFETY: setsid, dup2 and close_range on this process's own descriptors.
     unsafe {
         libc::setsid();
@@ -441,8 +467,9 @@ fn become_launcher(socket: OwnedFd) -> ! {
             .write(true)
             .open("/dev/null")
         {
-            libc::dup2(null.as_raw_fd(), 0);
-            libc::dup2(null.as_raw_fd(), 1);
+            for fd in 0..=2 {
+                libc::dup2(null.as_raw_fd(), fd);
+            }
         }
         let socket_fd = socket.as_raw_fd().cast_unsigned();
         if socket_fd > 3 {
@@ -463,8 +490,10 @@ fn become_launcher(socket: OwnedFd) -> ! {
         cgroup: None,
         offline: None,
     };
+    // The engine is gone (the supervisors go on, each until its control pipe closes). The
+    // cgroup stays for the engine to remove (`stop_launcher`) once it is empty, or for the
+    // next probe: moving this process out of it would make it wait for the kernel.
     state.serve();
-    state.leave();
     // SAFETY: leaves without unwinding into the caller's frames (a forked launcher shares
     // the engine's code and must never return into it).
     unsafe { libc::_exit(0) }
@@ -541,7 +570,20 @@ impl State {
 
     /// Probes, answers, then prepares what the warm-up asks for.
     fn answer_probe(&mut self, payload: &[u8]) -> bool {
-        let probe = self.probe.get_or_insert_with(probe).clone();
+        let warm: Warm = serde_json::from_slice(payload).unwrap_or_default();
+        if self.probe.is_none() {
+            // The cgroup is joined while the probe's child works.
+            let mut joined = None;
+            let (probe, offline) = probe_keeping_network(|dir| {
+                if let Some(dir) = dir.filter(|_| warm.processes > 0) {
+                    joined = join(dir, warm.processes);
+                }
+            });
+            self.cgroup = self.cgroup.take().or(joined);
+            self.probe = Some(probe);
+            self.offline = offline;
+        }
+        let probe = self.probe.clone().unwrap_or_default();
         let json = serde_json::to_vec(&probe).unwrap_or_default();
         let length = u32::try_from(json.len()).unwrap_or(0).to_le_bytes();
         if write_all(&self.socket, &length)
@@ -550,37 +592,14 @@ impl State {
         {
             return false;
         }
-        let warm: Warm = serde_json::from_slice(payload).unwrap_or_default();
-        if warm.processes > 0
-            && let Some(dir) = &probe.pids_cgroup
-        {
-            self.join_cgroup(dir, warm.processes);
-        }
-        if warm.offline && probe.root && probe.network_namespaces {
-            self.offline_namespace();
-        }
         true
     }
 
     /// Joins a pids cgroup of its own with `processes` as its limit, once.
     fn join_cgroup(&mut self, dir: &Path, processes: u64) {
-        if self.cgroup.is_some() {
-            return;
+        if self.cgroup.is_none() {
+            self.cgroup = join(dir, processes);
         }
-        if let Ok(cgroup) = Cgroup::create(dir, processes)
-            && cgroup.join().is_ok()
-        {
-            self.cgroup = Some((cgroup, processes));
-        }
-    }
-
-    /// The shared network namespace of calls without a network, created once: a child
-    /// makes it, and an open descriptor of it keeps it after the child is gone.
-    fn offline_namespace(&mut self) -> Option<BorrowedFd<'_>> {
-        if self.offline.is_none() {
-            self.offline = new_network_namespace();
-        }
-        self.offline.as_ref().map(AsFd::as_fd)
     }
 
     /// Forks the supervisor of one call; a failure is reported on its report pipe.
@@ -606,7 +625,7 @@ impl State {
                 .as_ref()
                 .is_none_or(|(_, joined)| *joined != limit);
         let offline = if spec.layers.net_ns && !spec.layers.user_ns {
-            self.offline_namespace().map(|fd| fd.as_raw_fd())
+            self.offline.as_ref().map(AsRawFd::as_raw_fd)
         } else {
             None
         };
@@ -634,14 +653,16 @@ impl State {
             report_failure(&fds[0], &why);
         }
     }
+}
 
-    /// The engine is gone: waits for the supervisors (their control pipes closed too, so
-    /// they are killing their trees), then leaves and removes the cgroup.
-    fn leave(&mut self) {
-        // SAFETY: waitpid(2) on any child, until none is left.
-        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) } > 0 {}
-        if let Some((cgroup, _)) = self.cgroup.take() {
-            cgroup.leave_and_remove();
+/// A pids cgroup of this process's own under `dir`, with `processes` as its limit, joined.
+fn join(dir: &Path, processes: u64) -> Option<(Cgroup, u64)> {
+    let cgroup = Cgroup::create(dir, processes).ok()?;
+    match cgroup.join() {
+        Ok(()) => Some((cgroup, processes)),
+        Err(_) => {
+            cgroup.remove();
+            None
         }
     }
 }
@@ -656,47 +677,6 @@ fn report_failure(report: &OwnedFd, why: &str) {
 fn reap_any() {
     // SAFETY: waitpid(2) on any child, without waiting.
     while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
-}
-
-/// A new network namespace, held by a descriptor: a child unshares it and waits until
-/// the descriptor is open.
-fn new_network_namespace() -> Option<OwnedFd> {
-    let (ready, ready_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
-    let (done_reader, done) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).ok()?;
-    // SAFETY: the child makes system calls only and exits.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        // SAFETY: unshare(2) of this child; the pipes are its own copies, and the ends it
-        // does not use are closed, so that it sees the launcher's close.
-        unsafe {
-            libc::close(ready.as_raw_fd());
-            libc::close(done.as_raw_fd());
-            let made = libc::unshare(libc::CLONE_NEWNET) == 0;
-            libc::write(
-                ready_writer.as_raw_fd(),
-                [u8::from(made)].as_ptr().cast(),
-                1,
-            );
-            let mut byte = 0u8;
-            libc::read(done_reader.as_raw_fd(), (&raw mut byte).cast(), 1);
-            libc::_exit(0);
-        }
-    }
-    drop((ready_writer, done_reader));
-    if pid < 0 {
-        return None;
-    }
-    let mut made = [0u8];
-    let opened = match rustix::io::read(&ready, &mut made) {
-        Ok(1) if made[0] == 1 => std::fs::File::open(format!("/proc/{pid}/ns/net"))
-            .ok()
-            .map(OwnedFd::from),
-        _ => None,
-    };
-    drop(done);
-    // SAFETY: waits for the child just forked.
-    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-    opened
 }
 
 /// The arguments of this process after `SUPERVISE`, if it was executed as a launcher.

@@ -5,7 +5,10 @@
 //! `probe` forks, so it runs in a single-threaded process: the CLI before its runtime
 //! starts, or the launcher, once per process.
 
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+use rustix::pipe::PipeFlags;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,16 +38,111 @@ pub struct Probe {
 
 /// Tries each feature. Forks: call it only from a single-threaded process.
 pub fn probe() -> Probe {
+    probe_keeping_network(|_| {}).0
+}
+
+/// `probe`, and, when root could make one, the network namespace it made: an empty one,
+/// for the calls without a network (the launcher keeps it). `meanwhile` runs while a child
+/// tries the namespaces, with the pids cgroup directory found (the launcher joins a
+/// cgroup there, which makes it wait for the kernel).
+pub(super) fn probe_keeping_network(
+    meanwhile: impl FnOnce(Option<&Path>),
+) -> (Probe, Option<OwnedFd>) {
     let root = rustix::process::geteuid().is_root();
-    let user = if root { 0 } else { libc::CLONE_NEWUSER };
-    Probe {
+    let trying = NamespaceProbe::start(root);
+    let pids_cgroup = pids_cgroup();
+    meanwhile(pids_cgroup.as_deref());
+    let (found, namespace) = trying.map_or((0, None), NamespaceProbe::finish);
+    let probe = Probe {
         landlock_abi: landlock_abi(),
-        seccomp: in_child(&seccomp_works),
-        user_namespaces: in_child(&|| unshare(libc::CLONE_NEWUSER)),
-        mount_namespaces: in_child(&|| unshare(user | libc::CLONE_NEWNS)),
-        network_namespaces: in_child(&|| unshare(user | libc::CLONE_NEWNET)),
-        pids_cgroup: pids_cgroup(),
+        seccomp: found & SECCOMP != 0,
+        user_namespaces: found & USER != 0,
+        mount_namespaces: found & MOUNT != 0,
+        network_namespaces: found & NETWORK != 0,
+        pids_cgroup,
         root,
+    };
+    (probe, namespace)
+}
+
+const USER: u8 = 1;
+const MOUNT: u8 = 2;
+const NETWORK: u8 = 4;
+const SECCOMP: u8 = 8;
+
+/// A child trying what a confined shell's process does: a user namespace (for a user
+/// other than root the others are made in it, as `confine` does), a mount and a network
+/// namespace, then a seccomp filter. It writes what worked and waits until its network
+/// namespace is opened here.
+struct NamespaceProbe {
+    pid: i32,
+    root: bool,
+    found: OwnedFd,
+    done: OwnedFd,
+}
+
+impl NamespaceProbe {
+    fn start(root: bool) -> Option<NamespaceProbe> {
+        let (found, found_writer) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC).ok()?;
+        let (done_reader, done) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC).ok()?;
+        // SAFETY: the caller is single-threaded, so the child's copy of the heap is
+        // consistent; it makes system calls and exits without unwinding.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            drop((found, done));
+            let works = Self::try_all(root);
+            let _ = rustix::io::write(&found_writer, &[works]);
+            let mut byte = [0u8];
+            let _ = rustix::io::read(&done_reader, &mut byte);
+            // Root makes each namespace directly (in a user namespace it would make them
+            // whatever its rights outside): its user namespace is tried last, on its own.
+            if root && unshare(libc::CLONE_NEWUSER) {
+                let _ = rustix::io::write(&found_writer, &[USER]);
+            }
+            // SAFETY: leaves the child at once, running nothing of the parent's.
+            unsafe { libc::_exit(0) }
+        }
+        (pid > 0).then_some(NamespaceProbe {
+            pid,
+            root,
+            found,
+            done,
+        })
+    }
+
+    fn try_all(root: bool) -> u8 {
+        let mut works = 0;
+        if !root && unshare(libc::CLONE_NEWUSER) {
+            works |= USER;
+        }
+        if unshare(libc::CLONE_NEWNS) {
+            works |= MOUNT;
+        }
+        if unshare(libc::CLONE_NEWNET) {
+            works |= NETWORK;
+        }
+        if seccomp_works() {
+            works |= SECCOMP;
+        }
+        works
+    }
+
+    /// What worked, and the network namespace (root's).
+    fn finish(self) -> (u8, Option<OwnedFd>) {
+        let mut works = [0u8];
+        let answered = matches!(rustix::io::read(&self.found, &mut works), Ok(1));
+        let namespace = (answered && self.root && works[0] & NETWORK != 0)
+            .then(|| std::fs::File::open(format!("/proc/{}/ns/net", self.pid)).ok())
+            .flatten()
+            .map(OwnedFd::from);
+        drop(self.done);
+        let mut user = [0u8];
+        if matches!(rustix::io::read(&self.found, &mut user), Ok(1)) {
+            works[0] |= user[0];
+        }
+        // SAFETY: waits for the child this probe forked.
+        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+        (if answered { works[0] } else { 0 }, namespace)
     }
 }
 
@@ -79,26 +177,6 @@ fn seccomp_works() -> bool {
         return false;
     };
     seccompiler::apply_filter(&program).is_ok()
-}
-
-/// Runs `test` in a forked child and returns what it returned.
-fn in_child(test: &dyn Fn() -> bool) -> bool {
-    // SAFETY: the child runs `test` (system calls of its own) and exits without unwinding;
-    // the caller is single-threaded, so the child's copy of the heap is consistent.
-    match unsafe { libc::fork() } {
-        -1 => false,
-        0 => {
-            let code = if test() { 0 } else { 1 };
-            // SAFETY: leaves the child at once, running nothing of the parent's.
-            unsafe { libc::_exit(code) }
-        }
-        pid => {
-            let mut status = 0;
-            // SAFETY: waits for the child just forked.
-            let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
-            waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
-        }
-    }
 }
 
 /// A pids cgroup hierarchy where this user can make a cgroup: cgroup v1's `pids`

@@ -435,20 +435,7 @@ impl Cgroup {
         std::fs::write(self.0.join("cgroup.procs"), std::process::id().to_string())
     }
 
-    fn remove(self) {
+    pub(super) fn remove(self) {
         let _ = std::fs::remove_dir(&self.0);
-    }
-
-    /// Moves the calling process, a member, back to the hierarchy's root cgroup, and
-    /// removes this one (when nothing else is left in it; a later probe removes it
-    /// otherwise).
-    pub(super) fn leave_and_remove(self) {
-        if let Some(hierarchy) = self.0.parent().and_then(Path::parent) {
-            let _ = std::fs::write(
-                hierarchy.join("cgroup.procs"),
-                std::process::id().to_string(),
-            );
-        }
-        self.remove();
     }
 }
