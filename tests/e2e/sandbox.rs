@@ -6,7 +6,7 @@
 //! The place attacked lies in the home directory, which `workspace-write` does not make
 //! writable (only caches under it are), whatever the temporary directory of the machine.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
@@ -150,6 +150,21 @@ fn an_unshare_or_a_mount_fails() {
         "unshare",
         |_| "unshare -r true && unshare -m sh -c 'mount -t tmpfs none /mnt' && echo escaped".into(),
         |_, run| run.stdout.contains("escaped"),
+    );
+}
+
+/// One seccomp program refuses the kernel's BPF with EPERM and hides clone3 with ENOSYS
+/// (so that libc falls back to clone, whose flags a filter can read).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn bpf_is_refused_and_clone3_is_hidden() {
+    let command = "python3 -c \"import ctypes; libc = ctypes.CDLL(None, use_errno=True); \
+                   libc.syscall(321, 0, 0, 0); bpf = ctypes.get_errno(); \
+                   libc.syscall(435, 0, 0); print('errnos', bpf, ctypes.get_errno())\"";
+    escape(
+        "seccomp",
+        |_| command.to_string(),
+        |_, run| !run.stdout.contains("errnos 1 38"),
     );
 }
 
@@ -581,6 +596,47 @@ mod library {
         assert_eq!(output.pattern_matched, Some(true), "{output:?}");
         assert!(!target.exists());
     }
+
+    /// This process's children whose command line contains `text`.
+    fn children_with(text: &str) -> Vec<i32> {
+        let me = std::process::id().to_string();
+        alive_with(text)
+            .into_iter()
+            .filter(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                // The parent is the second field after the command's closing parenthesis.
+                let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+                after.split(' ').nth(1) == Some(me.as_str())
+            })
+            .collect()
+    }
+
+    /// The launcher dies (killed from outside): the next confined call starts another,
+    /// and is confined as the first.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_killed_launcher_is_replaced() {
+        let place = Place::new("launcher");
+        let supervisor = PathBuf::from(env!("CARGO_BIN_EXE_agent-bash"));
+        let session = Session::new(place.root(), config(Some(supervisor))).unwrap();
+        let refused = |name: &str| {
+            let target = place.out(name);
+            format!("touch {} || echo refused", target.display())
+        };
+        let first = session.run(Request::new(refused("first"))).await.unwrap();
+        assert!(first.stdout.contains("refused"), "{first:?}");
+        let launchers = children_with("__agent-bash-supervise");
+        assert_eq!(launchers.len(), 1, "{launchers:?}");
+        // SAFETY: kill(2) of this test's own child, the launcher.
+        unsafe { libc::kill(launchers[0], libc::SIGKILL) };
+        let second = session.run(Request::new(refused("second"))).await.unwrap();
+        assert!(second.stdout.contains("refused"), "{second:?}");
+        assert!(!place.out("first").exists() && !place.out("second").exists());
+        let now = children_with("__agent-bash-supervise");
+        assert!(
+            now.len() == 1 && now[0] != launchers[0],
+            "{launchers:?} then {now:?}"
+        );
+    }
 }
 
 /// agent-bash killed with SIGKILL (no cleanup of its own): the supervisor sees its control
@@ -666,4 +722,84 @@ fn a_terminal_runs_in_the_sessions_sandbox() {
         assert!(place.root().join("ok").exists());
         assert!(!target.exists());
     });
+}
+
+/// The MCP server's launcher holds none of the server's descriptors (whoever reads the
+/// server's output sees it end with the server), and ends with the server, its cgroup
+/// removed.
+#[test]
+fn the_servers_launcher_holds_nothing_of_the_server_and_ends_with_it() {
+    let place = Place::new("server");
+    let root = place.root();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_agent-bash"))
+        .args(["mcp", "--root", root.to_str().unwrap()])
+        .args(CONFINED)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server_pid = server.id().to_string();
+    let children = || -> Vec<i32> {
+        let tasks = format!("/proc/{server_pid}/task/{server_pid}/children");
+        let text = std::fs::read_to_string(tasks).unwrap_or_default();
+        text.split_whitespace()
+            .filter_map(|pid| pid.parse().ok())
+            .collect()
+    };
+    // The launcher is the server's one lasting child (the probe's child exits).
+    let mut launcher = 0;
+    assert!(eventually(Duration::from_secs(20), || {
+        let now = children();
+        launcher = now.first().copied().unwrap_or(0);
+        now.len() == 1
+            && std::fs::read_to_string(format!("/proc/{launcher}/status"))
+                .is_ok_and(|status| status.contains("Threads:\t1\n"))
+    }));
+    let links: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{launcher}/fd"))
+        .unwrap()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let target = std::fs::read_link(entry.path()).ok()?;
+            Some((
+                entry.file_name().into_string().ok()?,
+                target.display().to_string(),
+            ))
+        })
+        .collect();
+    for (fd, target) in &links {
+        if ["0", "1", "2"].contains(&fd.as_str()) {
+            assert_eq!(target, "/dev/null", "{links:?}");
+        }
+        assert!(!target.starts_with("pipe:"), "{links:?}");
+    }
+    let cgroup = std::fs::read_to_string(format!("/proc/{launcher}/cgroup")).unwrap();
+    let cgroup = cgroup
+        .lines()
+        .find_map(|line| line.split_once(":pids:").map(|(_, path)| path.to_string()))
+        .filter(|path| path.ends_with(&format!("/{launcher}")))
+        .map(|path| PathBuf::from(format!("/sys/fs/cgroup/pids{path}")));
+    // A client says hello and leaves.
+    let mut stdin = server.stdin.take().unwrap();
+    let hello = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    writeln!(stdin, "{hello}\n{initialized}").unwrap();
+    drop(stdin);
+    let mut output = String::new();
+    server
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut output)
+        .unwrap();
+    assert!(output.contains("serverInfo"), "{output}");
+    let status = server.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{launcher}")).exists(),
+        "the launcher outlived the server"
+    );
+    if let Some(cgroup) = cgroup {
+        assert!(!cgroup.exists(), "{} is left", cgroup.display());
+    }
 }
