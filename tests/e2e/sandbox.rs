@@ -356,20 +356,29 @@ fn a_fork_bomb_stops_at_the_process_limit_and_is_killed() {
 
 /// A daemon that double-forks and leaves the session is found, listed, and killed when
 /// the session ends; with the sandbox off it escapes (and the test ends it).
+/// A daemon that double-forks out of its session is listed and killed when the session
+/// ends: under the sandbox, and with the sandbox off under the supervisor (the default).
+/// Spawned directly (`supervise_always = false`) it escapes, which proves the attack.
 #[test]
 fn a_setsid_double_forked_daemon_is_found_and_killed() {
-    for confined in [true, false] {
+    let direct = [("AGENT_BASH_SANDBOX_SUPERVISE_ALWAYS", "false")];
+    let cases: [(bool, &[(&str, &str)], bool); 3] = [
+        (true, &[], true),
+        (false, &[], true),
+        (false, &direct, false),
+    ];
+    for (confined, env, killed) in cases {
         let place = Place::new("daemon");
         let name = marker("daemon");
         // The shell ends once the daemon has left its session (it says so in a fifo), so
-        // that outside the sandbox it escapes for sure.
+        // that outside the supervisor it escapes for sure.
         let command = format!(
-            "mkfifo left && (setsid bash -c 'echo > left; exec -a {name} sleep 600' \
+            "mkfifo left && (setsid bash -c 'echo > left; exec -a {name} sleep 600' \\
              </dev/null >/dev/null 2>&1 &); read < left"
         );
-        let run = place.run(confined, &command, &[]);
+        let run = place.run(confined, &command, env);
         let left = alive_with(&name);
-        if confined {
+        if killed {
             assert!(run.stdout.contains(&name), "not listed: {}", run.stdout);
             assert!(left.is_empty(), "{left:?} outlived the session");
         } else {

@@ -205,6 +205,9 @@ impl Session {
         });
         match set_up {
             Ok(sandboxing) => Ok(Some(sandboxing)),
+            // Supervision alone is best effort: without a supervisor, such a call is
+            // spawned directly.
+            Err(_) if !sandbox::confines(&self.config.sandbox, asked) => Ok(None),
             Err(err) => Err(Error::Sandbox {
                 reason: match err {
                     Error::Sandbox { reason } => reason.clone(),

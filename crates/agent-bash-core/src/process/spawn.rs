@@ -79,12 +79,17 @@ pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
         stdout: stdout_writer.as_raw_fd(),
         stderr: stderr_writer.as_raw_fd(),
     };
+    let direct = |plan: &Plan| -> Result<(Shell, GroupGuard), Error> {
+        let pid = posix_spawn(plan, &stdio).map_err(spawn_error)?;
+        Ok((Shell::new(pid), GroupGuard::new(Some(pid))))
+    };
     let (shell, guard) = match &plan.confined {
-        None => {
-            let pid = posix_spawn(&plan, &stdio).map_err(spawn_error)?;
-            (Shell::new(pid), GroupGuard::new(Some(pid)))
-        }
-        Some(confined) => supervised(&plan, confined, &stdio).await?,
+        None => direct(&plan)?,
+        Some(confined) => match supervised(&plan, confined, &stdio).await {
+            // Supervision alone is best effort: the call runs as it would without it.
+            Err(Error::Sandbox { .. }) if confined.confinement.only_supervised() => direct(&plan)?,
+            started => started?,
+        },
     };
     // The child has its copies; the command's end of the pipes must close with it alone.
     drop((stdout_writer, stderr_writer));
@@ -101,15 +106,22 @@ pub(crate) async fn start(plan: Plan) -> Result<Running, Error> {
 }
 
 /// Starts the supervisor of a confined plan, and waits for its report that the shell runs
-/// (or why it could not).
+/// (or why it could not). A launcher that died with the request (its report pipe ended
+/// without a word) is replaced, and the request made again, once.
 pub(crate) async fn supervised(
     plan: &Plan,
     confined: &Confined,
     stdio: &Stdio<'_>,
 ) -> Result<(Shell, GroupGuard), Error> {
-    let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
-    let started = shell.started().await;
-    supervised_shell(shell, pipes, started)
+    let mut again = true;
+    loop {
+        let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
+        let started = shell.started().await;
+        if shell.unheard && std::mem::take(&mut again) && confined.launcher.forget_if_gone() {
+            continue;
+        }
+        return supervised_shell(shell, pipes, started);
+    }
 }
 
 /// `supervised`, waiting for the supervisor's word without a runtime (a terminal is
@@ -119,22 +131,28 @@ pub(crate) fn supervised_blocking(
     confined: &Confined,
     stdio: &Stdio<'_>,
 ) -> Result<(Shell, GroupGuard), Error> {
-    let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
-    let started = loop {
-        if let Some(started) = shell.started_now() {
-            break started;
+    let mut again = true;
+    loop {
+        let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
+        let started = loop {
+            if let Some(started) = shell.started_now() {
+                break started;
+            }
+            if let Some(report) = &shell.report {
+                let mut fd = libc::pollfd {
+                    fd: report.pipe.get_ref().as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: poll(2) of one descriptor we own, waiting until it is readable.
+                unsafe { libc::poll(&mut fd, 1, -1) };
+            }
+        };
+        if shell.unheard && std::mem::take(&mut again) && confined.launcher.forget_if_gone() {
+            continue;
         }
-        if let Some(report) = &shell.report {
-            let mut fd = libc::pollfd {
-                fd: report.pipe.get_ref().as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: poll(2) of one descriptor we own, waiting until it is readable.
-            unsafe { libc::poll(&mut fd, 1, -1) };
-        }
-    };
-    supervised_shell(shell, pipes, started)
+        return supervised_shell(shell, pipes, started);
+    }
 }
 
 fn supervised_shell(
@@ -484,6 +502,8 @@ pub(crate) struct Shell {
     report: Option<Report>,
     /// Set when the supervisor said that the shell's tree ended with it.
     tree_gone: Arc<AtomicBool>,
+    /// Set when the report pipe ended without a word: no supervisor ever wrote to it.
+    unheard: bool,
     status: Option<ExitStatus>,
     reaped: bool,
 }
@@ -542,6 +562,7 @@ impl Shell {
             pidfd: pidfd(pid),
             report: None,
             tree_gone: Arc::new(AtomicBool::new(false)),
+            unheard: false,
             status: None,
             reaped: false,
         }
@@ -560,6 +581,7 @@ impl Shell {
                 ended: false,
             }),
             tree_gone: Arc::new(AtomicBool::new(false)),
+            unheard: false,
             status: None,
             reaped: true,
         })
@@ -594,7 +616,10 @@ impl Shell {
         }
         let why = match report.pending.split_first() {
             Some((&FAILED, why)) => String::from_utf8_lossy(why).into_owned(),
-            _ => "the supervisor ended without starting the shell".to_string(),
+            _ => {
+                self.unheard = true;
+                "the supervisor ended without starting the shell".to_string()
+            }
         };
         Some(Err(why))
     }

@@ -290,6 +290,11 @@ fn gaps(confinement: &Confinement, probe: &Probe) -> Vec<String> {
 }
 
 impl Confinement {
+    /// Whether nothing confines the call: it is only supervised (`supervise_always`).
+    pub(crate) fn only_supervised(&self) -> bool {
+        self.mode == SandboxMode::Off && self.network && self.limits.is_none()
+    }
+
     /// Whether `path` (absolute) is in the writable set.
     pub(crate) fn may_write(&self, path: &Path) -> bool {
         let Some(writable) = &self.writable else {
@@ -337,9 +342,20 @@ mod tests {
     fn off_with_the_network_on_confines_nothing_and_each_mode_its_own_set() {
         let (dir, places) = setup();
         let probe = full_probe();
+        // By default a call is supervised, and nothing confines it.
         let config = SandboxConfig::default();
+        let supervised = decide(&config, (None, None), &places, &probe)
+            .unwrap()
+            .expect("supervised");
+        assert!(supervised.only_supervised(), "{supervised:?}");
+        assert_eq!(supervised.layers, Layers::default());
+        assert_eq!(supervised.writable, None);
+        let direct = SandboxConfig {
+            supervise_always: false,
+            ..SandboxConfig::default()
+        };
         assert_eq!(
-            decide(&config, (None, None), &places, &probe).unwrap(),
+            decide(&direct, (None, None), &places, &probe).unwrap(),
             None
         );
 

@@ -216,6 +216,26 @@ impl Launcher {
         self.with_channel(|channel| channel.send(LAUNCH, &payload, fds))
     }
 
+    /// Drops the launcher if it is gone (its socket's other end closed), so that the next
+    /// request starts another; returns whether it was.
+    pub(crate) fn forget_if_gone(&self) -> bool {
+        let mut channel = lock(&self.channel);
+        let gone = channel.as_ref().is_some_and(|running| {
+            let mut fd = libc::pollfd {
+                fd: running.socket.as_raw_fd(),
+                events: libc::POLLRDHUP,
+                revents: 0,
+            };
+            // SAFETY: poll(2) without waiting, of one descriptor we own.
+            let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+            ready > 0 && fd.revents & (libc::POLLHUP | libc::POLLRDHUP) != 0
+        });
+        if gone && let Some(dead) = channel.take() {
+            dead.reap();
+        }
+        gone
+    }
+
     /// Runs `act` on the running launcher; when it fails because the launcher is gone, on
     /// a new one (executed), once.
     fn with_channel<T>(&self, act: impl Fn(&mut Channel) -> io::Result<T>) -> io::Result<T> {

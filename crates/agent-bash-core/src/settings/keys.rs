@@ -508,7 +508,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting::new(
         "sandbox.supervise_always",
         Scalar,
-        "run every call under the supervisor (finds daemons that leave the session in mode `off`)",
+        "run every call under the supervisor, which finds daemons that leave the session (false: unconfined calls are spawned directly)",
         |c, v| v.get().map(|on| c.sandbox.supervise_always = on),
         |c| Value::Boolean(c.sandbox.supervise_always),
     ),

@@ -413,7 +413,7 @@ mod tests {
         (
             "sandbox.supervise_always",
             Some("[sandbox]\nsupervise_always = true"),
-            None,
+            Some("[sandbox]\nsupervise_always = false"),
         ),
         (
             "sandbox.limits.processes",
