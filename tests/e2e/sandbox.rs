@@ -361,11 +361,12 @@ fn a_fork_bomb_stops_at_the_process_limit_and_is_killed() {
 /// Spawned directly (`supervise_always = false`) it escapes, which proves the attack.
 #[test]
 fn a_setsid_double_forked_daemon_is_found_and_killed() {
-    let direct = [("AGENT_BASH_SANDBOX_SUPERVISE_ALWAYS", "false")];
-    let cases: [(bool, &[(&str, &str)], bool); 3] = [
-        (true, &[], true),
-        (false, &[], true),
-        (false, &direct, false),
+    let direct: &[(&str, &str)] = &[("AGENT_BASH_SANDBOX_SUPERVISE_ALWAYS", "false")];
+    // (confined, settings, killed)
+    let cases = [
+        (true, &[][..], true),
+        (false, &[][..], true),
+        (false, direct, false),
     ];
     for (confined, env, killed) in cases {
         let place = Place::new("daemon");

@@ -49,7 +49,9 @@ pub struct Session {
     pub(crate) jobs: Jobs,
     /// The kernel sandbox, set up by the first call that needs it (at once when the
     /// settings confine every call).
-    sandboxing: OnceLock<Result<Sandboxing, Error>>,
+    sandboxing: OnceLock<Sandboxing>,
+    /// The sandbox of calls that are only supervised.
+    supervising: OnceLock<Sandboxing>,
     /// Terminal sessions (`terminal_open`…), closed with the session.
     terminals: Terminals,
 }
@@ -167,6 +169,7 @@ impl Session {
             leftovers: Mutex::new(Vec::new()),
             jobs: Jobs::default(),
             sandboxing: OnceLock::new(),
+            supervising: OnceLock::new(),
             terminals: Terminals::default(),
         };
         session.check_sandbox()?;
@@ -195,24 +198,30 @@ impl Session {
         if !sandbox::wanted(&self.config.sandbox, asked) {
             return Ok(None);
         }
-        let set_up = self.sandboxing.get_or_init(|| {
-            let output = self
-                .spill_dir
-                .path()
-                .map_err(|reason| Error::OutputDir { reason })?;
-            let env = |name: &str| self.variable(name);
-            Sandboxing::new(&self.config, &self.root, &output, &env)
-        });
-        match set_up {
-            Ok(sandboxing) => Ok(Some(sandboxing)),
+        if !sandbox::confines(&self.config.sandbox, asked) {
             // Supervision alone is best effort: without a supervisor, such a call is
             // spawned directly.
-            Err(_) if !sandbox::confines(&self.config.sandbox, asked) => Ok(None),
-            Err(err) => Err(Error::Sandbox {
-                reason: match err {
-                    Error::Sandbox { reason } => reason.clone(),
-                    other => other.to_string(),
-                },
+            if let Some(supervising) = self.supervising.get() {
+                return Ok(Some(supervising));
+            }
+            let made = Sandboxing::supervising(&self.config).ok();
+            return Ok(made.map(|made| self.supervising.get_or_init(|| made)));
+        }
+        if let Some(sandboxing) = self.sandboxing.get() {
+            return Ok(Some(sandboxing));
+        }
+        // A failure is not kept: the next call tries again (a missing supervisor stays
+        // missing; an output directory may be mended).
+        let output = self
+            .spill_dir
+            .path()
+            .map_err(|reason| Error::OutputDir { reason });
+        let env = |name: &str| self.variable(name);
+        match output.and_then(|output| Sandboxing::new(&self.config, &self.root, &output, &env)) {
+            Ok(sandboxing) => Ok(Some(self.sandboxing.get_or_init(|| sandboxing))),
+            Err(Error::Sandbox { reason }) => Err(Error::Sandbox { reason }),
+            Err(other) => Err(Error::Sandbox {
+                reason: other.to_string(),
             }),
         }
     }

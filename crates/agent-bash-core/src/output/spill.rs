@@ -90,7 +90,7 @@ impl Kept {
 #[derive(Debug)]
 pub struct SpillDir {
     parent: PathBuf,
-    dir: Mutex<Option<Result<PathBuf, String>>>,
+    dir: Mutex<Option<PathBuf>>,
     /// Most bytes the session's files may hold together.
     cap: u64,
     /// Bytes the session's files hold, as written.
@@ -164,25 +164,27 @@ impl SpillDir {
     /// The directory, created now if it was not yet.
     ///
     /// # Errors
-    /// The reason, as text, if it could not be created (the same on every later call).
+    /// The reason, as text, if it could not be created; a later call tries again (the
+    /// base may have been mended meanwhile).
     pub fn path(&self) -> Result<PathBuf, String> {
         let mut dir = crate::lock(&self.dir);
-        dir.get_or_insert_with(|| {
-            self.ensure_base()?;
-            // A fresh name, created with mkdir (mode 0700): nothing there is followed.
-            tempfile::Builder::new()
-                .prefix(SESSION_PREFIX)
-                .permissions(std::fs::Permissions::from_mode(0o700))
-                .tempdir_in(&self.parent)
-                .map(tempfile::TempDir::keep)
-                .map_err(|err| {
-                    format!(
-                        "cannot create the output directory in {}: {err}",
-                        self.parent.display()
-                    )
-                })
-        })
-        .clone()
+        if let Some(made) = &*dir {
+            return Ok(made.clone());
+        }
+        self.ensure_base()?;
+        // A fresh name, created with mkdir (mode 0700): nothing there is followed.
+        let made = tempfile::Builder::new()
+            .prefix(SESSION_PREFIX)
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir_in(&self.parent)
+            .map(tempfile::TempDir::keep)
+            .map_err(|err| {
+                format!(
+                    "cannot create the output directory in {}: {err}",
+                    self.parent.display()
+                )
+            })?;
+        Ok(dir.insert(made).clone())
     }
 
     /// Creates the new file `name` in the session's directory, mode 0600 (never an existing
@@ -313,7 +315,7 @@ impl Drop for SpillDir {
     /// Removes the session's directory if nothing was left in it.
     fn drop(&mut self) {
         if let Ok(mut dir) = self.dir.lock()
-            && let Some(Ok(path)) = dir.take()
+            && let Some(path) = dir.take()
         {
             let _ = std::fs::remove_dir(path);
         }

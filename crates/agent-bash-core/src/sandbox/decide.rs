@@ -42,6 +42,19 @@ impl Sandboxing {
         })
     }
 
+    /// The sandbox of a session's calls that are only supervised: no places (the output
+    /// directory is not made for them), no probe.
+    ///
+    /// # Errors
+    /// `Error::Sandbox` without a launcher nor a supervisor executable to start one.
+    pub(crate) fn supervising(config: &crate::config::Config) -> Result<Sandboxing, Error> {
+        Ok(Sandboxing {
+            config: config.sandbox.clone(),
+            places: Places::default(),
+            launcher: Launcher::get(config.supervisor.as_deref())?,
+        })
+    }
+
     /// What the kernel enforces, for a call that asks for `asked`: probed by the launcher
     /// (once per process) when the call is confined; nothing for a call that is only
     /// supervised, which needs none of it.
