@@ -491,11 +491,15 @@ fn become_launcher(socket: OwnedFd) -> ! {
                 libc::dup2(null.as_raw_fd(), fd);
             }
         }
+        // close_range(2) through syscall(2): musl's libc has no wrapper for it.
+        let close_range = |first: u32, last: u32| {
+            libc::syscall(libc::SYS_close_range, first, last, 0u32);
+        };
         let socket_fd = socket.as_raw_fd().cast_unsigned();
         if socket_fd > 3 {
-            libc::close_range(3, socket_fd - 1, 0);
+            close_range(3, socket_fd - 1);
         }
-        libc::close_range(socket_fd + 1, u32::MAX, 0);
+        close_range(socket_fd + 1, u32::MAX);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::signal(libc::SIGINT, libc::SIG_DFL);
     }
