@@ -117,10 +117,9 @@ pub(crate) async fn supervised(
     loop {
         let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
         let started = shell.started().await;
-        if shell.unheard && std::mem::take(&mut again) && confined.launcher.forget_if_gone() {
-            continue;
+        if !launch_again(&shell, confined, &mut again) {
+            return supervised_shell(shell, pipes, started);
         }
-        return supervised_shell(shell, pipes, started);
     }
 }
 
@@ -134,25 +133,17 @@ pub(crate) fn supervised_blocking(
     let mut again = true;
     loop {
         let (mut shell, pipes) = launch_supervisor(plan, confined, stdio)?;
-        let started = loop {
-            if let Some(started) = shell.started_now() {
-                break started;
-            }
-            if let Some(report) = &shell.report {
-                let mut fd = libc::pollfd {
-                    fd: report.pipe.get_ref().as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: poll(2) of one descriptor we own, waiting until it is readable.
-                unsafe { libc::poll(&mut fd, 1, -1) };
-            }
-        };
-        if shell.unheard && std::mem::take(&mut again) && confined.launcher.forget_if_gone() {
-            continue;
+        let started = shell.started_blocking();
+        if !launch_again(&shell, confined, &mut again) {
+            return supervised_shell(shell, pipes, started);
         }
-        return supervised_shell(shell, pipes, started);
     }
+}
+
+/// Whether a launch no supervisor ever answered is made again: once, when the launcher
+/// died with it.
+fn launch_again(shell: &Shell, confined: &Confined, again: &mut bool) -> bool {
+    shell.unheard && std::mem::take(again) && confined.launcher.forget_if_gone()
 }
 
 fn supervised_shell(
@@ -598,6 +589,24 @@ impl Shell {
                 && let Err(err) = report.more().await
             {
                 return Err(err.to_string());
+            }
+        }
+    }
+
+    /// `started`, waiting in poll(2) rather than in the runtime.
+    fn started_blocking(&mut self) -> Result<(i32, i32), String> {
+        loop {
+            if let Some(started) = self.started_now() {
+                return started;
+            }
+            if let Some(report) = &self.report {
+                let mut fd = libc::pollfd {
+                    fd: report.pipe.get_ref().as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: poll(2) of one descriptor we own, waiting until it is readable.
+                unsafe { libc::poll(&mut fd, 1, -1) };
             }
         }
     }
