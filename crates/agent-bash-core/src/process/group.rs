@@ -31,8 +31,6 @@ pub(crate) struct Tree {
     pub(crate) control: OwnedFd,
     /// The report pipe, whose end (the supervisor closes it) says the tree is gone.
     pub(crate) end: OwnedFd,
-    /// The supervisor's pidfd (readable once it exited), where the kernel has them.
-    pub(crate) exited: Option<OwnedFd>,
     /// Set when the supervisor reported that the tree ended with the shell.
     pub(crate) gone: Arc<AtomicBool>,
 }
@@ -42,38 +40,38 @@ struct Supervisor {
     pid: i32,
     control: Mutex<Option<OwnedFd>>,
     end: OwnedFd,
-    exited: Option<OwnedFd>,
     gone: Arc<AtomicBool>,
 }
 
 impl Supervisor {
-    /// Whether anything of the tree may still live, its supervisor included: the
-    /// supervisor says the tree is gone (it closes its report pipe, or reports so with the
-    /// shell's exit), and then exits at once.
+    /// Whether anything of the tree may still live. Its supervisor closes the report pipe
+    /// (which only it holds) once it has no child left, and so no process of the tree:
+    /// that end is the answer. When it reported that the tree ended with the shell, the
+    /// end is due at once, and is waited for (briefly) rather than looked for in /proc.
     fn tree_alive(&self) -> bool {
-        if !self.gone.load(Ordering::Relaxed) {
-            // Only the supervisor holds the pipe's other end: it is open while the
-            // supervisor lives, and closed by it once the tree is gone.
-            if !ready(&self.end, libc::POLLHUP) {
-                return true;
-            }
-            self.gone.store(true, Ordering::Relaxed);
-        }
-        self.exited
-            .as_ref()
-            .is_some_and(|exited| !ready(exited, libc::POLLIN))
+        let wait = if self.gone.load(Ordering::Relaxed) {
+            TREE_END_WAIT_MS
+        } else {
+            0
+        };
+        !ready(&self.end, libc::POLLHUP, wait)
     }
 }
 
-/// Whether `fd` has `event` now (without waiting).
-fn ready(fd: &OwnedFd, event: libc::c_short) -> bool {
+/// How long the end of a report pipe is waited for once the supervisor said that the tree
+/// ended with the shell: it closes the pipe right after, so this bound is never reached
+/// but by a supervisor that was stopped (SIGSTOP) in between.
+const TREE_END_WAIT_MS: i32 = 100;
+
+/// Whether `fd` has `event`, waiting up to `wait_ms` for it.
+fn ready(fd: &OwnedFd, event: libc::c_short, wait_ms: i32) -> bool {
     let mut poll = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
-    // SAFETY: poll(2) without waiting, over one descriptor we own.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    // SAFETY: poll(2) over one descriptor we own.
+    let ready = unsafe { libc::poll(&mut poll, 1, wait_ms) };
     ready > 0 && poll.revents & event != 0
 }
 
@@ -96,7 +94,6 @@ impl GroupGuard {
                 pid: tree.supervisor,
                 control: Mutex::new(Some(tree.control)),
                 end: tree.end,
-                exited: tree.exited,
                 gone: tree.gone,
             }),
         }

@@ -152,15 +152,10 @@ fn supervised_shell(
     started: Result<(i32, i32), String>,
 ) -> Result<(Shell, GroupGuard), Error> {
     let (pid, supervisor) = started.map_err(|reason| Error::Sandbox { reason })?;
-    // Opened once the shell's start is reported: the supervisor may have exited since (if
-    // its tree is gone), and pidfd_open then fails, but its pid is not reused so soon.
-    let exited = Pid::from_raw(supervisor)
-        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
     let tree = Tree {
         supervisor,
         control,
         end,
-        exited,
         gone: shell.tree_gone.clone(),
     };
     Ok((shell, GroupGuard::supervised(pid, tree)))
