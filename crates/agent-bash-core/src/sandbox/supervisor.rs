@@ -430,9 +430,25 @@ impl Cgroup {
         Ok(Cgroup(dir))
     }
 
-    /// Moves the calling process into the cgroup.
+    /// Moves the calling process, which is single-threaded, into the cgroup.
+    ///
+    /// Under cgroup v1 it moves as its one thread (`tasks`, `0` for the caller): moving a
+    /// whole process makes the kernel wait for a grace period of its own (RCU) first, 5 to
+    /// 20 ms on this project's machines after a pause, against 0.1 ms for the thread.
+    /// cgroup v2 has no `tasks`: there the process moves.
     pub(super) fn join(&self) -> std::io::Result<()> {
-        std::fs::write(self.0.join("cgroup.procs"), std::process::id().to_string())
+        let write = |file: &str, what: String| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(self.0.join(file))
+                .and_then(|mut file| file.write_all(what.as_bytes()))
+        };
+        match write("tasks", "0".into()) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                write("cgroup.procs", std::process::id().to_string())
+            }
+            moved => moved,
+        }
     }
 
     pub(super) fn remove(self) {
