@@ -18,12 +18,11 @@
 //! The shell is waited for through a pidfd (Linux 5.4), which tokio watches like any other
 //! descriptor; where the kernel has none, its status is polled.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,22 +263,37 @@ pub(crate) enum Stdio<'a> {
 /// default disposition (this process ignores SIGPIPE, and an ignored signal stays ignored
 /// across exec).
 pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
-    let program = &plan.program;
-    let mut argv = vec![c_string(program.as_os_str().as_bytes())?];
+    let mut argv = vec![c_string(plan.program.as_os_str().as_bytes())?];
     for arg in &plan.args {
         argv.push(c_string(arg.as_bytes())?);
     }
-    let envp = environment(plan)?;
+    let env = environment(plan)?;
     let cwd = c_string(plan.cwd.as_os_str().as_bytes())?;
+    spawn_program(&argv, &env, stdio, &cwd)
+}
+
+/// posix_spawn(3) of `argv` (its first a path, or a name looked up in PATH) as
+/// `posix_spawn` does a plan's: in a new session, in `cwd`, with the environment `env`
+/// (`NAME=value` each) and the standard descriptors of `stdio`, every signal at its
+/// default. The supervisor starts a confined shell with it too.
+pub(crate) fn spawn_program(
+    argv: &[CString],
+    env: &[CString],
+    stdio: &Stdio<'_>,
+    cwd: &CStr,
+) -> io::Result<i32> {
     let null = c_string(b"/dev/null")?;
-    let argv = null_terminated(&argv);
-    let envp = null_terminated(&envp);
-    let spawn = if has_slash(program) {
+    let pointers = null_terminated(argv);
+    let envp = null_terminated(env);
+    let Some(program) = argv.first() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "no program"));
+    };
+    let spawn = if program.as_bytes().contains(&b'/') {
         libc::posix_spawn
     } else {
         libc::posix_spawnp
     };
-    // SAFETY: every pointer handed to libc points into `argv`, `envp`, `cwd`, `null` or the
+    // SAFETY: every pointer handed to libc points into `argv`, `env`, `cwd`, `null` or the
     // two structures below, all alive until after posix_spawn returns; each structure is
     // initialised before use and destroyed once.
     unsafe {
@@ -290,16 +304,16 @@ pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
             libc::posix_spawn_file_actions_destroy(&mut actions);
             return Err(err);
         }
-        let prepared = add_file_actions(&mut actions, stdio, &null, &cwd)
+        let prepared = add_file_actions(&mut actions, stdio, &null, cwd)
             .and_then(|()| set_attributes(&mut attr));
         let mut pid: libc::pid_t = 0;
         let spawned = prepared.and_then(|()| {
             check(spawn(
                 &mut pid,
-                argv[0],
+                pointers[0],
                 &actions,
                 &attr,
-                argv.as_ptr(),
+                pointers.as_ptr(),
                 envp.as_ptr(),
             ))
         });
@@ -375,7 +389,7 @@ unsafe fn add_file_actions(
     actions: &mut libc::posix_spawn_file_actions_t,
     stdio: &Stdio<'_>,
     null: &CString,
-    cwd: &CString,
+    cwd: &CStr,
 ) -> io::Result<()> {
     // SAFETY: the strings outlive the actions' use (the caller's posix_spawn).
     unsafe {
@@ -452,10 +466,6 @@ fn every_signal(set: &mut libc::sigset_t) {
     }
     #[cfg(not(target_env = "gnu"))]
     let _ = set;
-}
-
-fn has_slash(program: &Path) -> bool {
-    program.as_os_str().as_bytes().contains(&b'/')
 }
 
 fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
@@ -713,6 +723,7 @@ mod tests {
     use super::*;
     use crate::plan::Limits;
     use crate::process::stop::StopTimes;
+    use std::path::Path;
     use tokio::io::AsyncReadExt;
 
     fn plan(program: &str, script: &str, env: Vec<(String, String)>) -> Plan {

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use super::confine;
 use super::launcher::{self, Launch};
 use crate::process::procs;
+use crate::process::spawn::{Stdio, spawn_program};
 
 /// The first argument that makes this program a helper of the sandbox.
 pub(crate) const SUPERVISE: &str = "__agent-bash-supervise";
@@ -75,15 +76,13 @@ pub(super) fn run(
         unsafe { libc::_exit(126) }
     };
     let mut report = File::from(report);
-    let started = prepare(&launch, fds).and_then(|()| {
-        Supervisor::start(
-            &launch,
-            report.try_clone().ok(),
-            control,
-            own_cgroup,
-            offline,
-        )
-    });
+    // SAFETY: setsid(2) of this process, which the launcher forked (it leads no group).
+    unsafe { libc::setsid() };
+    let stdio: Vec<OwnedFd> = fds.collect();
+    let started = report
+        .try_clone()
+        .map_err(|err| format!("the report pipe: {err}"))
+        .and_then(|copy| Supervisor::start(&launch, copy, control, stdio, own_cgroup, offline));
     let code = match started {
         Ok(mut supervisor) => {
             drop(report);
@@ -102,10 +101,9 @@ pub(super) fn run(
     unsafe { libc::_exit(code) }
 }
 
-/// A session of its own, the call's standard descriptors and its directory.
-fn prepare(launch: &Launch, mut stdio: impl Iterator<Item = OwnedFd>) -> Result<(), String> {
-    // SAFETY: setsid(2) of this process, which the launcher forked (it leads no group).
-    unsafe { libc::setsid() };
+/// The call's standard descriptors in place, for the shell's process to be forked.
+fn place_stdio(launch: &Launch, stdio: Vec<OwnedFd>) -> Result<(), String> {
+    let mut stdio = stdio.into_iter();
     let (stdin, stdout, stderr) = match &launch.terminal {
         // Opened without becoming this process's controlling terminal: the shell's
         // process takes it, in a session of its own.
@@ -133,6 +131,11 @@ fn prepare(launch: &Launch, mut stdio: impl Iterator<Item = OwnedFd>) -> Result<
         // there are /dev/null and its stderr, replaced).
         unsafe { libc::dup2(fd.as_raw_fd(), number) };
     }
+    Ok(())
+}
+
+/// Enters the call's directory (a missing one is said so here, not as the shell's failure).
+fn enter_cwd(launch: &Launch) -> Result<(), String> {
     // SAFETY: chdir(2) of this process to a NUL-terminated path.
     if unsafe { libc::chdir(launch.cwd.as_ptr()) } != 0 {
         return Err(format!(
@@ -159,13 +162,13 @@ struct Supervisor {
 impl Supervisor {
     fn start(
         launch: &Launch,
-        report: Option<File>,
+        mut report: File,
         control: OwnedFd,
+        stdio: Vec<OwnedFd>,
         own_cgroup: bool,
         offline: Option<BorrowedFd<'_>>,
     ) -> Result<Supervisor, String> {
-        let mut report = report.ok_or("the report pipe could not be copied")?;
-        let (shell, children, cgroup) = launch_shell(launch, own_cgroup, offline)?;
+        let (shell, children, cgroup) = launch_shell(launch, stdio, own_cgroup, offline)?;
         let mut message = vec![STARTED];
         message.extend_from_slice(&shell.to_ne_bytes());
         message.extend_from_slice(&std::process::id().cast_signed().to_ne_bytes());
@@ -302,10 +305,18 @@ fn signal_tree(signal: i32) -> usize {
     tree.len()
 }
 
-/// Starts the shell, confined: the supervisor's part (subreaper, cgroup, SIGCHLD) and the
-/// fork. Returns the shell's pid once it runs (its exec succeeded).
+/// Starts the shell, confined, with `stdio` (stdout and stderr, unless the call has a
+/// terminal); returns its pid once it runs (its exec succeeded), the signalfd of this
+/// process's children, and the call's own cgroup.
+///
+/// A call that nothing confines is spawned: posix_spawn(3) does not copy this process as
+/// fork(2) does. A confined call is forked, and the child confines itself before its exec.
+/// The supervisor stays outside the tree's Landlock domain, so that no process of the tree
+/// can signal or trace it: a supervisor confined with its tree could be killed from it,
+/// and a daemon of the tree would then escape.
 fn launch_shell(
     launch: &Launch,
+    stdio: Vec<OwnedFd>,
     own_cgroup: bool,
     offline: Option<BorrowedFd<'_>>,
 ) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
@@ -315,6 +326,8 @@ fn launch_shell(
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
+    let children = child_signals().map_err(|err| format!("signalfd: {err}"))?;
+    enter_cwd(launch)?;
     let cgroup = match &spec.layers.pids_cgroup {
         Some(dir) if own_cgroup => {
             let processes = spec.limits.map_or(0, |limits| limits.processes);
@@ -322,7 +335,44 @@ fn launch_shell(
         }
         _ => None,
     };
-    let children = child_signals().map_err(|err| format!("signalfd: {err}"))?;
+    if spec.only_supervised() && cgroup.is_none() {
+        let pid = spawn_shell(launch, &stdio)?;
+        return Ok((pid, children, None));
+    }
+    let forked =
+        place_stdio(launch, stdio).and_then(|()| fork_shell(launch, cgroup.as_ref(), offline));
+    match forked {
+        Ok(pid) => Ok((pid, children, cgroup)),
+        Err(why) => {
+            if let Some(cgroup) = cgroup {
+                cgroup.remove();
+            }
+            Err(why)
+        }
+    }
+}
+
+/// posix_spawn(3) of the shell, unconfined, in a session of its own.
+fn spawn_shell(launch: &Launch, stdio: &[OwnedFd]) -> Result<i32, String> {
+    let stdio = match (&launch.terminal, stdio) {
+        (Some(slave), _) => Stdio::Terminal { slave },
+        (None, [stdout, stderr, ..]) => Stdio::Pipes {
+            stdout: stdout.as_raw_fd(),
+            stderr: stderr.as_raw_fd(),
+        },
+        (None, _) => return Err("the launch request has no stdout and stderr".into()),
+    };
+    spawn_program(&launch.argv, &launch.env, &stdio, &launch.cwd)
+        .map_err(|err| format!("{}: {err}", launch.argv[0].to_string_lossy()))
+}
+
+/// Forks the shell's process, which joins `cgroup` (if the call has its own), confines
+/// itself and execs the shell.
+fn fork_shell(
+    launch: &Launch,
+    cgroup: Option<&Cgroup>,
+    offline: Option<BorrowedFd<'_>>,
+) -> Result<i32, String> {
     let (errors, error_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|err| format!("pipe: {err}"))?;
     // SAFETY: this process is single-threaded (the supervisor starts no thread), so the
@@ -330,7 +380,7 @@ fn launch_shell(
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         drop(errors);
-        let why = match confine::enter(spec, cgroup.as_ref(), offline) {
+        let why = match confine::enter(&launch.confinement, cgroup, offline) {
             Ok(()) => exec(&launch.argv, &launch.env),
             Err(why) => why,
         };
@@ -358,12 +408,9 @@ fn launch_shell(
         let mut status = 0;
         // SAFETY: reaps the child that failed to start.
         unsafe { libc::waitpid(pid, &mut status, 0) };
-        if let Some(cgroup) = cgroup {
-            cgroup.remove();
-        }
         return Err(why);
     }
-    Ok((pid, children, cgroup))
+    Ok(pid)
 }
 
 /// Execs the shell with every signal unblocked and at its default, in the environment
