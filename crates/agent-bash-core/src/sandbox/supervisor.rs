@@ -76,8 +76,6 @@ pub(super) fn run(
         unsafe { libc::_exit(126) }
     };
     let mut report = File::from(report);
-    // SAFETY: setsid(2) of this process, which the launcher forked (it leads no group).
-    unsafe { libc::setsid() };
     let stdio: Vec<OwnedFd> = fds.collect();
     let started = report
         .try_clone()
