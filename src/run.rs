@@ -188,7 +188,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // What the command left running ends before agent-bash does (SIGTERM, the grace, then
     // SIGKILL), not merely as it exits: a script that goes on finds nothing of it.
     session.stop_all().await;
-    agent_bash_core::sandbox::stop_launcher();
+    agent_bash_core::sandbox::release_launcher();
     let interrupted = match interrupted.load(Ordering::Relaxed) {
         0 => None,
         signal => Some(signal),

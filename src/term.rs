@@ -51,7 +51,7 @@ pub(crate) fn main(mut args: TermArgs) -> anyhow::Result<ExitCode> {
     let code = runtime.block_on(drive(&session, args));
     runtime.shutdown_background();
     drop(session);
-    agent_bash_core::sandbox::stop_launcher();
+    agent_bash_core::sandbox::release_launcher();
     code
 }
 

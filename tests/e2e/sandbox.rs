@@ -834,3 +834,37 @@ fn the_servers_launcher_holds_nothing_of_the_server_and_ends_with_it() {
         assert!(!cgroup.exists(), "{} is left", cgroup.display());
     }
 }
+
+/// The CLI does not wait for its launcher as it exits: the launcher then leaves on its own,
+/// and removes its pids cgroup.
+#[test]
+fn the_clis_launcher_ends_on_its_own_and_removes_its_cgroup() {
+    let place = Place::new("cli-launcher");
+    // The shell's parent is its supervisor, whose parent is the launcher.
+    let command = "ps -o ppid= -p $PPID; cat /proc/$(ps -o ppid= -p $PPID | tr -d ' ')/cgroup";
+    let run = place.run(true, command, &[]);
+    let mut lines = run.stdout.lines();
+    let launcher: i32 = lines
+        .next()
+        .and_then(|line| line.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no launcher pid: {}{}", run.stdout, run.stderr));
+    let cgroup = lines
+        .find_map(|line| line.split_once(":pids:").map(|(_, path)| path.to_string()))
+        .filter(|path| path.ends_with(&format!("/{launcher}")))
+        .map(|path| PathBuf::from(format!("/sys/fs/cgroup/pids{path}")));
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            // Exited (a zombie only until init, its parent once the CLI is gone, reaps it).
+            std::fs::read_to_string(format!("/proc/{launcher}/stat"))
+                .map_or(true, |stat| stat.contains(") Z "))
+        }),
+        "the launcher {launcher} outlived the CLI"
+    );
+    if let Some(cgroup) = cgroup {
+        assert!(
+            eventually(Duration::from_secs(20), || !cgroup.exists()),
+            "{} is left",
+            cgroup.display()
+        );
+    }
+}

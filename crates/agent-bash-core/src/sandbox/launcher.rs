@@ -51,6 +51,9 @@ const PROBE: u8 = b'Q';
 const LAUNCH: u8 = b'L';
 /// Most descriptors a request carries.
 const MAX_FDS: usize = 4;
+/// How long an ending launcher waits for its supervisors that are ending too, before it
+/// removes its cgroup.
+const LEAVING_WAIT_MS: u64 = 100;
 
 /// What the launcher prepares after the probe, before the first call needs it.
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -129,23 +132,31 @@ pub fn start_launcher(config: &crate::config::Config) -> io::Result<()> {
     Ok(())
 }
 
-/// Stops the launcher, for a program that is ending: closes its socket, waits for it to
-/// exit, and removes its cgroup when nothing is left in it. The supervisors it forked are
-/// not its to wait for: each ends with its tree.
+/// Stops the launcher: closes its socket and waits for it to exit. It removes its own
+/// cgroup as it goes (nothing is left in it once the supervisors it forked have ended:
+/// they are not its to wait for, each ends with its tree).
 pub fn stop_launcher() {
-    let Some(channel) = lock(&LAUNCHER.channel).take() else {
-        return;
-    };
-    let pid = channel.pid;
-    drop(channel.socket);
-    // SAFETY: waitpid(2) on our own child, which exits when its socket closes.
-    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-    if let Some(dir) = LAUNCHER
-        .probe
-        .get()
-        .and_then(|probe| probe.pids_cgroup.as_ref())
-    {
-        let _ = std::fs::remove_dir(dir.join(pid.to_string()));
+    if let Some(channel) = lock(&LAUNCHER.channel).take() {
+        drop(channel.socket);
+        // SAFETY: waitpid(2) on our own child, which exits when its socket closes.
+        unsafe { libc::waitpid(channel.pid, std::ptr::null_mut(), 0) };
+        // Where it could not leave its cgroup (v2), the cgroup is empty now.
+        if let Some(dir) = LAUNCHER
+            .probe
+            .get()
+            .and_then(|probe| probe.pids_cgroup.as_ref())
+        {
+            let _ = std::fs::remove_dir(dir.join(channel.pid.to_string()));
+        }
+    }
+}
+
+/// Lets the launcher go without waiting for it, for a program that exits next (the CLI):
+/// its socket closes, and it exits on its own, its cgroup removed, a little later. Waiting
+/// for it cost the CLI 0.2 ms.
+pub fn release_launcher() {
+    if let Some(channel) = lock(&LAUNCHER.channel).take() {
+        drop(channel.socket);
     }
 }
 
@@ -516,16 +527,50 @@ fn become_launcher(socket: OwnedFd) -> ! {
         cgroup: None,
         offline: None,
     };
-    // The engine is gone (the supervisors go on, each until its control pipe closes). The
-    // cgroup stays for the engine to remove (`stop_launcher`) once it is empty, or for the
-    // next probe: moving this process out of it would make it wait for the kernel.
     state.serve();
+    // The engine is gone or let go. The supervisors go on, each until its control pipe
+    // closes; those that are ending are waited for (briefly), then this process leaves its
+    // cgroup and removes it, so that the engine need not wait for it. A cgroup that cannot
+    // be removed yet (a supervisor still runs, or cgroup v2 would not take this process
+    // back) is removed by the next probe once its launcher is gone.
+    if let Some((cgroup, _)) = state.cgroup.take() {
+        state.wait_for_children(LEAVING_WAIT_MS);
+        cgroup.leave();
+    }
     // SAFETY: leaves without unwinding into the caller's frames (a forked launcher shares
     // the engine's code and must never return into it).
     unsafe { libc::_exit(0) }
 }
 
 impl State {
+    /// Reaps the supervisors as they end, for up to `wait_ms`, until none is left.
+    fn wait_for_children(&self, wait_ms: u64) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
+        loop {
+            // SAFETY: waitpid(2) on any child, without waiting.
+            let reaped = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+            if reaped < 0 {
+                return;
+            }
+            if reaped > 0 {
+                continue;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut fd = libc::pollfd {
+                fd: self.children.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+            // SAFETY: poll(2) of one descriptor we own.
+            unsafe { libc::poll(&mut fd, 1, wait) };
+            supervisor::drain(&self.children);
+        }
+    }
+
     fn serve(&mut self) {
         loop {
             let mut fds = [

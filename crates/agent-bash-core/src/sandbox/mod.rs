@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use decide::gaps_of;
 pub(crate) use decide::{Confinement, Sandboxing, confines, decide, wanted};
 pub(crate) use hint::hint;
-pub use launcher::{start_launcher, stop_launcher};
+pub use launcher::{release_launcher, start_launcher, stop_launcher};
 pub use probe::{Probe, probe};
 pub use supervisor::supervise_if_asked;
 

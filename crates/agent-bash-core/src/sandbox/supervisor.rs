@@ -496,6 +496,15 @@ impl Cgroup {
         }
     }
 
+    /// Moves the calling process, single-threaded, back to the parent cgroup, and removes
+    /// this one: the launcher's, as it ends.
+    pub(super) fn leave(self) {
+        let parent = self.0.parent().map(|parent| Cgroup(parent.to_path_buf()));
+        if parent.is_some_and(|parent| parent.join().is_ok()) {
+            self.remove();
+        }
+    }
+
     pub(super) fn remove(self) {
         let _ = std::fs::remove_dir(&self.0);
     }
