@@ -836,13 +836,27 @@ fn the_servers_launcher_holds_nothing_of_the_server_and_ends_with_it() {
 }
 
 /// The CLI does not wait for its launcher as it exits: the launcher then leaves on its own,
-/// and removes its pids cgroup.
+/// and removes its pids cgroup. Forked from the CLI, it does not show the CLI's command
+/// line (the command's text) as its own, nor do the supervisors it forks.
 #[test]
 fn the_clis_launcher_ends_on_its_own_and_removes_its_cgroup() {
     let place = Place::new("cli-launcher");
+    let mark = marker("cli-launcher");
     // The shell's parent is its supervisor, whose parent is the launcher.
-    let command = "ps -o ppid= -p $PPID; cat /proc/$(ps -o ppid= -p $PPID | tr -d ' ')/cgroup";
-    let run = place.run(true, command, &[]);
+    let command = format!(
+        "ps -o ppid= -p $PPID; cat /proc/$(ps -o ppid= -p $PPID | tr -d ' ')/cgroup; \
+         tr '\\0' ' ' < /proc/$PPID/cmdline; echo; \
+         tr '\\0' ' ' < /proc/$(ps -o ppid= -p $PPID | tr -d ' ')/cmdline # {mark}"
+    );
+    let run = place.run(true, &command, &[]);
+    let titles: Vec<&str> = run.stdout.lines().rev().skip(1).take(2).collect();
+    assert!(
+        titles
+            .iter()
+            .all(|title| title.contains("__agent-bash-supervise") && !title.contains(&mark)),
+        "{}",
+        run.stdout
+    );
     let mut lines = run.stdout.lines();
     let launcher: i32 = lines
         .next()

@@ -160,6 +160,46 @@ pub fn release_launcher() {
     }
 }
 
+/// Rewrites this forked launcher's command line, as `ps` and /proc/PID/cmdline show it,
+/// into an executed launcher's: it was the engine's, which for `agent-bash run` holds the
+/// command's text, and the launcher and every supervisor it forks would show it, and be
+/// taken for the command, for as long as they live.
+fn retitle() {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return;
+    };
+    // After the command's closing parenthesis come fields 3 on; arg_start and arg_end are
+    // fields 48 and 49 (proc(5)).
+    let Some((_, fields)) = stat.rsplit_once(") ") else {
+        return;
+    };
+    let mut fields = fields.split(' ').skip(48 - 3);
+    let mut next = || {
+        fields
+            .next()
+            .and_then(|field| field.trim().parse::<usize>().ok())
+    };
+    let (Some(start), Some(end)) = (next(), next()) else {
+        return;
+    };
+    let Some(length) = end.checked_sub(start).filter(|&length| length > 0) else {
+        return;
+    };
+    let mut title = Vec::new();
+    for part in ["agent-bash", SUPERVISE, LAUNCHER_ARG] {
+        title.extend_from_slice(part.as_bytes());
+        title.push(0);
+    }
+    title.truncate(length - 1);
+    // SAFETY: [arg_start, arg_end) is this process's own argument area, which the kernel
+    // mapped writable on its stack; this process never reads its arguments again.
+    unsafe {
+        let area = start as *mut u8;
+        std::ptr::write_bytes(area, 0, length);
+        std::ptr::copy_nonoverlapping(title.as_ptr(), area, title.len());
+    }
+}
+
 /// The number of threads of this process.
 fn threads() -> Option<u32> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -288,6 +328,7 @@ impl Channel {
         }
         if pid == 0 {
             drop(ours);
+            retitle();
             become_launcher(theirs);
         }
         Ok(Channel {
