@@ -79,12 +79,17 @@ fn a_python_repl_keeps_its_state_across_sends_and_exits() {
         let session = session_in(dir.path(), |_| {});
         let first = open(&session, Some("python3 -q")).await;
         let id = first.id;
-        // On a busy machine the answer may come before Python drew its prompt.
-        let first = if first.screen.ends_with(">>>") {
-            first
-        } else {
-            view_until(&session, id, ">>> ?$").await
-        };
+        // On a busy machine the answer may come before Python drew its prompt, or before
+        // it waits at it (the state is read after the prompt is seen): look again until it
+        // does, for 60 s at most.
+        let mut first = first;
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !(first.state == TerminalState::WaitingForInput && first.screen.ends_with(">>>"))
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            first = view_until(&session, id, ">>> ?$").await;
+        }
         assert_eq!(first.state, TerminalState::WaitingForInput, "{first:?}");
         assert!(first.screen.ends_with(">>>"), "{}", first.screen);
         // A function over two lines, then an empty line to end it.
