@@ -650,55 +650,6 @@ mod library {
             "{launchers:?} then {now:?}"
         );
     }
-
-    /// The launcher's children, from the kernel's list.
-    fn children_of(pid: i32) -> Vec<i32> {
-        let list = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
-        list.unwrap_or_default()
-            .split_whitespace()
-            .filter_map(|pid| pid.parse().ok())
-            .collect()
-    }
-
-    /// Between calls the launcher holds one spare supervisor, forked ahead of the next
-    /// call. Killed, it is replaced, and the call it would have taken is still confined.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_killed_spare_supervisor_is_replaced() {
-        let place = Place::new("spare");
-        let supervisor = PathBuf::from(env!("CARGO_BIN_EXE_agent-bash"));
-        let session = Session::new(place.root(), config(Some(supervisor))).unwrap();
-        let refused = |name: &str| {
-            let target = place.out(name);
-            format!("touch {} || echo refused", target.display())
-        };
-        let first = session.run(Request::new(refused("first"))).await.unwrap();
-        assert!(first.stdout.contains("refused"), "{first:?}");
-        let launchers = children_with("__agent-bash-supervise");
-        assert_eq!(launchers.len(), 1, "{launchers:?}");
-        let launcher = launchers[0];
-        // The first call's supervisor is gone with its tree: the one child left is the spare.
-        let mut spare = Vec::new();
-        assert!(
-            eventually(Duration::from_secs(20), || {
-                spare = children_of(launcher);
-                spare.len() == 1
-            }),
-            "{spare:?}"
-        );
-        // SAFETY: kill(2) of the spare, a child of this test's own launcher.
-        unsafe { libc::kill(spare[0], libc::SIGKILL) };
-        let second = session.run(Request::new(refused("second"))).await.unwrap();
-        assert!(second.stdout.contains("refused"), "{second:?}");
-        assert!(!place.out("first").exists() && !place.out("second").exists());
-        let mut now = Vec::new();
-        assert!(
-            eventually(Duration::from_secs(20), || {
-                now = children_of(launcher);
-                now.len() == 1 && now[0] != spare[0]
-            }),
-            "{spare:?} then {now:?}"
-        );
-    }
 }
 
 /// agent-bash killed with SIGKILL (no cleanup of its own): the supervisor sees its control

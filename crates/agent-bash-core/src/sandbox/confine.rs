@@ -347,20 +347,10 @@ const NAMESPACES: &[libc::c_int] = &[
 /// The seccomp filter of calls with (1) and without (0) a network, compiled once.
 static FILTERS: [OnceLock<Result<BpfProgram, String>>; 2] = [OnceLock::new(), OnceLock::new()];
 
-/// Compiles the filters `spec` needs, so that the processes forked next inherit them;
-/// true when it compiled one now.
-pub(super) fn prepare(spec: &Confinement) -> bool {
-    let compiled = FILTERS[usize::from(spec.network)].get().is_some();
+/// Compiles the filters `spec` needs, so that the processes forked next inherit them.
+pub(super) fn prepare(spec: &Confinement) {
     if spec.layers.seccomp {
         let _ = filters(spec.network);
-    }
-    spec.layers.seccomp && !compiled
-}
-
-/// Compiles the filters of calls with and without a network.
-pub(super) fn prepare_all() {
-    for network in [false, true] {
-        let _ = filters(network);
     }
 }
 

@@ -25,7 +25,7 @@
 use std::ffi::{CString, OsString};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -378,7 +378,23 @@ impl Channel {
     }
 
     fn send(&self, kind: u8, payload: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
-        send(&self.socket, kind, payload, fds)
+        let length = u32::try_from(payload.len())
+            .map_err(|_| io::Error::other("a launch request over 4 GiB"))?;
+        let mut header = [kind, 0, 0, 0, 0];
+        header[1..].copy_from_slice(&length.to_le_bytes());
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        if !fds.is_empty() {
+            control.push(SendAncillaryMessage::ScmRights(fds));
+        }
+        let sent = rustix::net::sendmsg(
+            &self.socket,
+            &[IoSlice::new(&header)],
+            &mut control,
+            SendFlags::NOSIGNAL,
+        )?;
+        write_all(&self.socket, &header[sent..])?;
+        write_all(&self.socket, payload)
     }
 
     /// Waits for the launcher, which is ending (its socket is closed), in a thread.
@@ -508,10 +524,6 @@ struct State {
     /// The shared network namespace of calls without a network: the empty one the probe
     /// made (root only; others make one per call, in their user namespace).
     offline: Option<OwnedFd>,
-    /// Counts what was prepared for the supervisors to inherit (the cgroup, the offline
-    /// namespace, the seccomp filters): a spare forked before the last of it is let go.
-    prepared: u32,
-    spare: Option<Spare>,
 }
 
 /// Serves the engine on `socket` until its end closes; then exits.
@@ -555,17 +567,8 @@ fn become_launcher(socket: OwnedFd) -> ! {
         probe: None,
         cgroup: None,
         offline: None,
-        prepared: 0,
-        spare: None,
     };
-    // The first spare, unless a probe is asked already (the spare comes after it, born in
-    // the cgroup it joins).
-    if !readable(&state.socket) {
-        state.fork_spare();
-    }
     state.serve();
-    // Let go of the spare: it exits.
-    state.spare = None;
     // The engine is gone or let go. The supervisors go on, each until its control pipe
     // closes; those that are ending are waited for (briefly), then this process leaves its
     // cgroup and removes it, so that the engine need not wait for it. A cgroup that cannot
@@ -639,20 +642,38 @@ impl State {
 
     /// Serves one request; false when the engine is gone.
     fn request(&mut self) -> bool {
-        let Some((kind, payload, fds)) = receive(&self.socket) else {
-            return false;
+        let mut header = [0u8; 5];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let received = rustix::net::recvmsg(
+            &self.socket,
+            &mut [IoSliceMut::new(&mut header)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        );
+        let count = match received {
+            Ok(message) if message.bytes > 0 => message.bytes,
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => return true,
+            _ => return false,
         };
-        match kind {
-            PROBE => {
-                let answered = self.answer_probe(&payload);
-                // Compiled before the spare is forked, for it to inherit them.
-                confine::prepare_all();
-                self.fork_spare();
-                answered
+        let mut fds: Vec<OwnedFd> = Vec::new();
+        for message in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = message {
+                fds.extend(received);
             }
+        }
+        if read_exact(&self.socket, &mut header[count..]).is_err() {
+            return false;
+        }
+        let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]);
+        let mut payload = vec![0u8; length as usize];
+        if read_exact(&self.socket, &mut payload).is_err() {
+            return false;
+        }
+        match header[0] {
+            PROBE => self.answer_probe(&payload),
             LAUNCH => {
                 self.launch(&payload, fds);
-                self.fork_spare();
                 true
             }
             _ => false,
@@ -673,7 +694,6 @@ impl State {
             self.cgroup = self.cgroup.take().or(joined);
             self.probe = Some(probe);
             self.offline = offline;
-            self.prepared += 1;
         }
         let probe = self.probe.clone().unwrap_or_default();
         let json = serde_json::to_vec(&probe).unwrap_or_default();
@@ -691,7 +711,6 @@ impl State {
     fn join_cgroup(&mut self, dir: &Path, processes: u64) {
         if self.cgroup.is_none() {
             self.cgroup = join(dir, processes);
-            self.prepared += 1;
         }
     }
 
@@ -722,162 +741,30 @@ impl State {
         } else {
             None
         };
-        if confine::prepare(spec) {
-            self.prepared += 1;
-        }
-        if let Some(spare) = self.spare.take()
-            && spare.prepared == self.prepared
-            && spare.hand(own_cgroup, offline.is_some(), payload, &fds)
-        {
-            return;
-        }
+        confine::prepare(spec);
         // SAFETY: this process is single-threaded, so the child may allocate; the child
         // never returns (`supervisor::run` ends in `_exit`).
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            self.close_in_child();
-            supervisor::run(launch, fds, own_cgroup, borrow(offline));
+            let socket = self.socket.as_raw_fd();
+            let children = self.children.as_raw_fd();
+            // SAFETY: the child closes its copies of the launcher's own descriptors.
+            unsafe {
+                libc::close(socket);
+                libc::close(children);
+            }
+            let offline = offline.map(|fd| {
+                // SAFETY: the namespace's descriptor stays open in this child, which never
+                // frees the state that owns it.
+                unsafe { BorrowedFd::borrow_raw(fd) }
+            });
+            supervisor::run(launch, fds, own_cgroup, offline);
         }
         if pid < 0 {
             let why = format!("fork: {}", io::Error::last_os_error());
             report_failure(&fds[0], &why);
         }
     }
-
-    /// Forks the supervisor of the next call ahead of it, unless there is one, so that a
-    /// call does not wait for a fork (0.2-0.3 ms). Called once the call's descriptors are
-    /// closed here: the spare must hold none of them.
-    fn fork_spare(&mut self) {
-        if self.spare.is_some() {
-            return;
-        }
-        let Ok((ours, theirs)) = socket_pair() else {
-            return;
-        };
-        let offline = self.offline.as_ref().map(AsRawFd::as_raw_fd);
-        // SAFETY: this process is single-threaded, so the child may allocate; the child
-        // never returns (`serve_as_spare` ends in `_exit`).
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            drop(ours);
-            self.close_in_child();
-            serve_as_spare(&theirs, offline);
-        }
-        if pid > 0 {
-            self.spare = Some(Spare {
-                socket: ours,
-                prepared: self.prepared,
-            });
-        }
-    }
-
-    /// In a child just forked: closes its copies of the launcher's own descriptors.
-    fn close_in_child(&self) {
-        // SAFETY: the child closes descriptors the launcher's state owns; it never returns
-        // to the code that would close them again.
-        unsafe {
-            libc::close(self.socket.as_raw_fd());
-            libc::close(self.children.as_raw_fd());
-        }
-    }
-}
-
-/// The supervisor of the next call, forked ahead of it: it waits on `socket` for the call
-/// (its launch request, with a byte each for `own_cgroup` and `offline` before it), then
-/// supervises it; it exits when the socket closes first (the launcher let it go).
-fn serve_as_spare(socket: &OwnedFd, offline: Option<i32>) -> ! {
-    if let Some((LAUNCH, payload, fds)) = receive(socket)
-        && let [own_cgroup, use_offline, launch @ ..] = &payload[..]
-        && fds.len() >= 2
-    {
-        match Launch::decode(launch) {
-            Ok(launch) => {
-                let offline = borrow(offline.filter(|_| *use_offline == 1));
-                supervisor::run(launch, fds, *own_cgroup == 1, offline);
-            }
-            Err(why) => report_failure(&fds[0], &why),
-        }
-    }
-    // SAFETY: leaves the forked child without running the launcher's destructors.
-    unsafe { libc::_exit(0) }
-}
-
-/// A supervisor forked ahead of the next call, and the launcher's end of its socket.
-struct Spare {
-    socket: OwnedFd,
-    /// `State::prepared` when it was forked: a spare from before the cgroup was joined or
-    /// the offline namespace opened (it would not have them) is let go.
-    prepared: u32,
-}
-
-impl Spare {
-    /// Hands it the call; false when it is gone (the call is then forked as before).
-    fn hand(self, own_cgroup: bool, offline: bool, launch: &[u8], fds: &[OwnedFd]) -> bool {
-        let mut payload = vec![u8::from(own_cgroup), u8::from(offline)];
-        payload.extend_from_slice(launch);
-        let fds: Vec<BorrowedFd<'_>> = fds.iter().map(AsFd::as_fd).collect();
-        send(&self.socket, LAUNCH, &payload, &fds).is_ok()
-    }
-}
-
-/// The namespace's descriptor, borrowed in a child that never frees the state owning it.
-fn borrow(fd: Option<i32>) -> Option<BorrowedFd<'static>> {
-    // SAFETY: the descriptor stays open in the forked child, which never returns to the
-    // launcher's state that owns it.
-    fd.map(|fd| unsafe { BorrowedFd::borrow_raw(fd) })
-}
-
-/// Reads one request from `socket`: its kind, its payload and the descriptors that came
-/// with it; `None` when the socket ended or the request was cut short.
-fn receive(socket: &OwnedFd) -> Option<(u8, Vec<u8>, Vec<OwnedFd>)> {
-    let mut header = [0u8; 5];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let count = loop {
-        let received = rustix::net::recvmsg(
-            socket,
-            &mut [IoSliceMut::new(&mut header)],
-            &mut control,
-            RecvFlags::CMSG_CLOEXEC,
-        );
-        match received {
-            Ok(message) if message.bytes > 0 => break message.bytes,
-            Err(rustix::io::Errno::INTR) => {}
-            _ => return None,
-        }
-    };
-    let mut fds: Vec<OwnedFd> = Vec::new();
-    for message in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(received) = message {
-            fds.extend(received);
-        }
-    }
-    read_exact(socket, &mut header[count..]).ok()?;
-    let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]);
-    let mut payload = vec![0u8; length as usize];
-    read_exact(socket, &mut payload).ok()?;
-    Some((header[0], payload, fds))
-}
-
-/// Writes one request to `socket`, `fds` attached to its first byte.
-fn send(socket: &OwnedFd, kind: u8, payload: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
-    let length =
-        u32::try_from(payload.len()).map_err(|_| io::Error::other("a request over 4 GiB"))?;
-    let mut header = [kind, 0, 0, 0, 0];
-    header[1..].copy_from_slice(&length.to_le_bytes());
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    if !fds.is_empty() {
-        control.push(SendAncillaryMessage::ScmRights(fds));
-    }
-    let sent = rustix::net::sendmsg(
-        socket,
-        &[IoSlice::new(&header)],
-        &mut control,
-        SendFlags::NOSIGNAL,
-    )?;
-    write_all(socket, &header[sent..])?;
-    write_all(socket, payload)
 }
 
 /// A pids cgroup of this process's own under `dir`, with `processes` as its limit, joined.
@@ -896,17 +783,6 @@ fn report_failure(report: &OwnedFd, why: &str) {
     let mut message = vec![FAILED];
     message.extend_from_slice(why.as_bytes());
     let _ = rustix::io::write(report, &message);
-}
-
-/// Whether `fd` has something to read now.
-fn readable(fd: &OwnedFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll(2) without waiting, of one descriptor we own.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 }
 }
 
 /// Reaps every child that ended.
