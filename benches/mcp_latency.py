@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """MCP latency of agent-bash, whole process, next to a raw spawn in the same harness.
 
-    python3 benches/mcp_latency.py [--bin target/release/agent-bash] [--calls 200]
+    python3 benches/mcp_latency.py [--bin target/release/agent-bash] [--calls 200] [--pause-ms 0]
                                    [--server-args "--sandbox workspace-write --no-network"]
 
 Measures (wall clock, this machine):
   start      from spawning `agent-bash mcp` to reading its `initialize` answer;
-  bash true  one `tools/call` of `bash` with `true`, request written to answer read;
+  bash true  one `tools/call` of `bash` with `true`, request written to answer read (after
+             a pause of --pause-ms, untimed, as a model's turn leaves between calls);
   raw spawn  `bash -c true` spawned and waited for by this same Python process;
   4x sleep 1 four `sleep 1` calls sent at once, until the last answer.
 Speaks JSON-RPC over the pipes directly, so the client's own cost is a line write and read.
@@ -75,6 +76,7 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--starts", type=int, default=50)
     parser.add_argument("--server-args", default="", help="more arguments of `agent-bash mcp`")
+    parser.add_argument("--pause-ms", type=float, default=0, help="untimed pause before each call")
     args = parser.parse_args()
     extra = args.server_args.split()
     root = tempfile.mkdtemp(prefix="agent-bash-bench-")
@@ -91,6 +93,7 @@ def main():
     send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     calls, spawns = [], []
     for n in range(1, args.calls + 21):
+        time.sleep(args.pause_ms / 1000)
         began = time.perf_counter()
         send(process, {"jsonrpc": "2.0", "id": n, "method": "tools/call",
                        "params": {"name": "bash", "arguments": {"command": "true"}}})
