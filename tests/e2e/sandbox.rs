@@ -790,8 +790,8 @@ fn the_servers_launcher_holds_nothing_of_the_server_and_ends_with_it() {
             })
             .collect()
     };
-    // Just forked, the launcher still has the server's descriptors, for the moment it
-    // takes to let go of them: it must, and then hold none.
+    // Just started (before its exec, or before it closes what it was given), the launcher
+    // may still have the server's descriptors for a moment: it must let go of them all.
     let clean = |links: &[(String, String)]| {
         !links.is_empty()
             && links.iter().all(|(fd, target)| {
@@ -836,8 +836,8 @@ fn the_servers_launcher_holds_nothing_of_the_server_and_ends_with_it() {
 }
 
 /// The CLI does not wait for its launcher as it exits: the launcher then leaves on its own,
-/// and removes its pids cgroup. Forked from the CLI, it does not show the CLI's command
-/// line (the command's text) as its own, nor do the supervisors it forks.
+/// and removes its pids cgroup. Neither it nor the supervisors it forks show the CLI's
+/// command line (the command's text) as their own.
 #[test]
 fn the_clis_launcher_ends_on_its_own_and_removes_its_cgroup() {
     let place = Place::new("cli-launcher");
