@@ -135,7 +135,8 @@ pub fn start_launcher(config: &crate::config::Config) -> io::Result<()> {
 /// cgroup as it goes (nothing is left in it once the supervisors it forked have ended:
 /// they are not its to wait for, each ends with its tree).
 pub fn stop_launcher() {
-    if let Some(channel) = lock(&LAUNCHER.channel).take() {
+    let channel = lock(&LAUNCHER.channel).take();
+    if let Some(channel) = channel {
         drop(channel.socket);
         // SAFETY: waitpid(2) on our own child, which exits when its socket closes.
         unsafe { libc::waitpid(channel.pid, std::ptr::null_mut(), 0) };
@@ -151,11 +152,22 @@ pub fn stop_launcher() {
 }
 
 /// Lets the launcher go without waiting for it, for a program that exits next (the CLI):
-/// its socket closes, and it exits on its own, its cgroup removed, a little later. Waiting
-/// for it cost the CLI 0.2 ms.
+/// its socket closes, and it exits on its own, its cgroup removed, a little later (a
+/// thread reaps it meanwhile). Waiting for it cost the CLI 0.2 ms. Under cgroup v2 the
+/// launcher cannot leave its cgroup to remove it, so this waits and removes it, as
+/// `stop_launcher` does.
 pub fn release_launcher() {
-    if let Some(channel) = lock(&LAUNCHER.channel).take() {
-        drop(channel.socket);
+    let v2 = LAUNCHER
+        .probe
+        .get()
+        .and_then(|probe| probe.pids_cgroup.as_ref())
+        .is_some_and(|dir| !dir.join("tasks").exists());
+    if v2 {
+        return stop_launcher();
+    }
+    let channel = lock(&LAUNCHER.channel).take();
+    if let Some(channel) = channel {
+        channel.reap();
     }
 }
 

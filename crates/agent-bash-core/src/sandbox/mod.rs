@@ -2,11 +2,11 @@
 //! depend on reading it.
 //!
 //! A confined call runs under a small supervisor, forked for it by the launcher: one
-//! single-threaded process per engine, forked before the runtime starts
-//! ([`start_launcher`]) or this program executed once ([`supervise_if_asked`]). The
-//! supervisor is the subreaper of the call's tree and the parent of its shell; it applies
-//! the confinement to the shell's process (namespaces, read-only mounts, a pids cgroup,
-//! resource limits, Landlock, seccomp) and then runs bash there.
+//! single-threaded process per engine, this program executed once ([`start_launcher`],
+//! [`supervise_if_asked`]). The supervisor is the subreaper of the call's tree and the
+//! parent of its shell. It forks the shell's process, which applies the confinement to
+//! itself (namespaces, read-only mounts, a pids cgroup, resource limits, Landlock,
+//! seccomp) and then runs bash; a call that is only supervised has its shell spawned.
 //!
 //! - `decide`: what a call is confined by, from the settings and the call (pure).
 //! - `places`: the default writable set (caches, temp, the project's git directory).

@@ -1,9 +1,9 @@
 //! The supervisor of a supervised call: a child the launcher forks for the call
 //! (`launcher`), single-threaded.
 //!
-//! It makes itself the subreaper of the call's tree, forks the shell's process, which
-//! confines itself (`confine::enter`) and execs the shell in a session of its own, and
-//! then waits: it reaps every process that ends up its child (a daemon that double-forked
+//! It makes itself the subreaper of the call's tree and starts the shell in a session of
+//! its own: spawned when nothing confines the call, else forked, the child confining
+//! itself (`confine::enter`) before it execs the shell. Then it waits: it reaps every process that ends up its child (a daemon that double-forked
 //! out of the session included), reports the shell's exit, and exits once the whole tree
 //! is gone. Its two pipes to the engine:
 //!
