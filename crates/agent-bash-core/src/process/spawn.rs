@@ -293,46 +293,73 @@ pub(crate) fn spawn_program(
     } else {
         libc::posix_spawnp
     };
-    // SAFETY: every pointer handed to libc points into `argv`, `env`, `cwd`, `null` or the
-    // two structures below, all alive until after posix_spawn returns; each structure is
-    // initialised before use and destroyed once.
+    // SAFETY: every pointer handed to libc points into `pointers`, `envp`, `cwd` or `null`,
+    // all alive until the spawn returns.
     unsafe {
-        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
-        check(libc::posix_spawn_file_actions_init(&mut actions))?;
-        if let Err(err) = check(libc::posix_spawnattr_init(&mut attr)) {
-            libc::posix_spawn_file_actions_destroy(&mut actions);
-            return Err(err);
-        }
-        let prepared = add_file_actions(&mut actions, stdio, &null, cwd)
-            .and_then(|()| set_attributes(&mut attr, true));
-        let mut pid: libc::pid_t = 0;
-        let spawned = prepared.and_then(|()| {
-            check(spawn(
-                &mut pid,
-                pointers[0],
-                &actions,
-                &attr,
-                pointers.as_ptr(),
-                envp.as_ptr(),
-            ))
-        });
-        libc::posix_spawn_file_actions_destroy(&mut actions);
-        libc::posix_spawnattr_destroy(&mut attr);
-        spawned.map(|()| pid)
+        spawn_prepared(spawn, &pointers, envp.as_ptr(), |actions, attr| {
+            add_file_actions(actions, stdio, &null, cwd)?;
+            set_attributes(attr, true)
+        })
     }
 }
 
 /// posix_spawn(3) of a helper of this program (`argv[0]`, a path) in a process group of
 /// its own (a new session's setsid(2) took 1 ms here, in the caller's way: the scheduler
-/// makes a group for each session), in this process's environment, with /dev/null as its standard descriptors and each
-/// (from, to) of `extra` placed, every signal at its default.
+/// makes a group for each session), in this process's environment, with /dev/null as its
+/// standard descriptors and each (from, to) of `extra` placed, every signal at its default.
 pub(crate) fn posix_spawn_with(argv: &[CString], extra: &[(RawFd, RawFd)]) -> io::Result<i32> {
     let null = c_string(b"/dev/null")?;
     let pointers = null_terminated(argv);
-    // SAFETY: every pointer handed to libc points into `argv`, `null` or the two
-    // structures below, all alive until after posix_spawn returns; each structure is
-    // initialised before use and destroyed once. `environ` is this process's environment.
+    unsafe extern "C" {
+        static environ: *const *mut libc::c_char;
+    }
+    // SAFETY: every pointer handed to libc points into `pointers` or `null`, alive until the
+    // spawn returns; `environ` is this process's environment.
+    unsafe {
+        spawn_prepared(libc::posix_spawn, &pointers, environ, |actions, attr| {
+            set_attributes(attr, false)?;
+            for number in 0..=2 {
+                check(libc::posix_spawn_file_actions_addopen(
+                    actions,
+                    number,
+                    null.as_ptr(),
+                    libc::O_RDWR,
+                    0,
+                ))?;
+            }
+            for &(fd, number) in extra {
+                check(libc::posix_spawn_file_actions_adddup2(actions, fd, number))?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// posix_spawn(3) or posix_spawnp(3) (`spawn`) of `argv` (null-terminated, its first the
+/// program) with the environment `envp`, once `prepare` has filled the file actions and
+/// the attributes; both structures are initialised before and destroyed after.
+///
+/// # Safety
+/// `argv` and `envp` point to null-terminated arrays of NUL-terminated strings, and the
+/// strings `prepare` hands to libc stay alive, until this returns.
+unsafe fn spawn_prepared(
+    spawn: unsafe extern "C" fn(
+        *mut libc::pid_t,
+        *const libc::c_char,
+        *const libc::posix_spawn_file_actions_t,
+        *const libc::posix_spawnattr_t,
+        *const *mut libc::c_char,
+        *const *mut libc::c_char,
+    ) -> libc::c_int,
+    argv: &[*mut libc::c_char],
+    envp: *const *mut libc::c_char,
+    prepare: impl FnOnce(
+        &mut libc::posix_spawn_file_actions_t,
+        &mut libc::posix_spawnattr_t,
+    ) -> io::Result<()>,
+) -> io::Result<i32> {
+    // SAFETY: each structure is initialised before use and destroyed once; the pointers
+    // are the caller's to keep alive.
     unsafe {
         let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
         let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
@@ -341,39 +368,15 @@ pub(crate) fn posix_spawn_with(argv: &[CString], extra: &[(RawFd, RawFd)]) -> io
             libc::posix_spawn_file_actions_destroy(&mut actions);
             return Err(err);
         }
-        let mut prepared = set_attributes(&mut attr, false);
-        for number in 0..=2 {
-            prepared = prepared.and_then(|()| {
-                check(libc::posix_spawn_file_actions_addopen(
-                    &mut actions,
-                    number,
-                    null.as_ptr(),
-                    libc::O_RDWR,
-                    0,
-                ))
-            });
-        }
-        for &(fd, number) in extra {
-            prepared = prepared.and_then(|()| {
-                check(libc::posix_spawn_file_actions_adddup2(
-                    &mut actions,
-                    fd,
-                    number,
-                ))
-            });
-        }
-        unsafe extern "C" {
-            static environ: *const *mut libc::c_char;
-        }
         let mut pid: libc::pid_t = 0;
-        let spawned = prepared.and_then(|()| {
-            check(libc::posix_spawn(
+        let spawned = prepare(&mut actions, &mut attr).and_then(|()| {
+            check(spawn(
                 &mut pid,
-                pointers[0],
+                argv[0],
                 &actions,
                 &attr,
-                pointers.as_ptr(),
-                environ,
+                argv.as_ptr(),
+                envp,
             ))
         });
         libc::posix_spawn_file_actions_destroy(&mut actions);
