@@ -58,6 +58,8 @@ pub struct Config {
     pub spill_parent: Option<PathBuf>,
     /// What a timeout does to a command that is still running.
     pub on_timeout: OnTimeout,
+    /// What an `ask` that nobody can answer does (`policy.unanswered`).
+    pub unanswered: Unanswered,
     /// Most background jobs running at once. 0: the session keeps no jobs (a timeout then
     /// kills, and processes a command leaves running are only listed).
     pub max_jobs: usize,
@@ -189,6 +191,34 @@ pub enum SecretsMode {
     Pass,
 }
 
+/// What a command the policy wants approved (`ask`) does when nobody can answer: the
+/// client cannot ask its user (no elicitation), or there is no client (`NoApprover`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unanswered {
+    /// It runs under a stricter sandbox than the session's (`workspace-write` at least, no
+    /// network, `.git` read-only), where the kernel enforces all of it; else it is refused.
+    #[default]
+    Confine,
+    /// It is refused, with what would allow it.
+    Refuse,
+}
+
+impl Unanswered {
+    /// Each choice by its name in the settings.
+    pub const NAMES: &[(&str, Unanswered)] = &[
+        ("confine", Unanswered::Confine),
+        ("refuse", Unanswered::Refuse),
+    ];
+
+    /// The choice's name in the settings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unanswered::Confine => "confine",
+            Unanswered::Refuse => "refuse",
+        }
+    }
+}
+
 /// What a timeout does to a command that is still running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnTimeout {
@@ -292,6 +322,7 @@ impl Default for Config {
             session_cap_bytes: 4 * 1024 * MIB as u64,
             spill_parent: None,
             on_timeout: OnTimeout::Background,
+            unanswered: Unanswered::Confine,
             max_jobs: 16,
             max_wait: Duration::from_secs(600),
             env_set: Vec::new(),

@@ -61,7 +61,7 @@ mod terminal;
 pub use collect::{PROGRESS_INTERVAL, Progress};
 pub use config::{
     AuditConfig, Budget, Config, KIB, MIB, McpConfig, OnTimeout, SecretsConfig, SecretsMode,
-    TerminalConfig, TrustConfig,
+    TerminalConfig, TrustConfig, Unanswered,
 };
 pub use error::Error;
 pub use jobs::{JobInfo, JobList, JobOrigin, JobOutput, JobStatus};

@@ -155,6 +155,20 @@ pub enum Note {
         /// Why the read failed.
         error: String,
     },
+    /// The default sandbox is off for the session: this kernel cannot confine writes, or
+    /// the program has no supervisor to apply it.
+    SandboxOff {
+        /// Why.
+        reason: String,
+    },
+    /// The command needed the user's approval, nobody could be asked, and it ran under a
+    /// stricter sandbox instead of being refused (`policy.unanswered = "confine"`).
+    RanConfined {
+        /// Why the policy wanted it approved.
+        reason: String,
+        /// What a person can do to have it run unconfined.
+        hint: String,
+    },
     /// The call ran sandboxed, but this kernel cannot enforce all of its mode.
     SandboxGaps {
         /// The sandbox mode (`workspace-write`, `read-only`, or `off` with the network off).

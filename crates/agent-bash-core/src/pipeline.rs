@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::collect::{self, Captured, Detached, Hooks, Rest};
-use crate::config::OnTimeout;
+use crate::config::{OnTimeout, Unanswered};
 use crate::error::Error;
 use crate::jobs::{self, JobOrigin, Reservation};
 use crate::lock;
@@ -15,7 +15,7 @@ use crate::policy::{self, Approval, Approver, Decision, Verdict};
 use crate::process::pump::Pump;
 use crate::process::spawn;
 use crate::request::{self, Call, Request};
-use crate::sandbox::{self, Confinement};
+use crate::sandbox::{self, Confinement, Sandboxing};
 use crate::session::{Finished, Session};
 use crate::{audit, render};
 
@@ -35,27 +35,62 @@ pub(crate) async fn run(
         .check_base()
         .map_err(|reason| Error::OutputDir { reason })?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
-    let verdict = policy::check(&session.policy, &call.command);
+    let mut verdict = policy::check(&session.policy, &call.command);
+    if verdict.bounded_by_sandbox() && session.confines_writes(call.sandbox) {
+        // Its harm is to the files it picks, and the sandbox confines which it can touch.
+        verdict.decision = Decision::Allow;
+    }
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(&call.command, &verdict).await,
         Decision::Allow | Decision::Deny => Approval::NotAsked,
     };
+    // An `ask` nobody could answer runs under a stricter sandbox, where one holds fully.
+    let mut instead = None;
+    let unanswered = verdict.decision == Decision::Ask
+        && approval == Approval::NotAsked
+        && session.config.unanswered == Unanswered::Confine;
+    if unanswered {
+        match session.unanswered_sandbox(&call) {
+            Ok(sandboxing) => instead = Some(sandboxing),
+            Err(why) => session.notice(why),
+        }
+    }
     let refused = match verdict.decision {
         Decision::Allow => false,
-        Decision::Ask => approval != Approval::Approved,
+        Decision::Ask => approval != Approval::Approved && instead.is_none(),
         Decision::Deny => true,
     };
     if refused {
         let mut refusal = refuse(session, &call, &verdict, approval);
+        refusal.outcome.notes.extend(session.take_sandbox_notice());
         refusal.outcome.notes.extend(session.jobs.take_notices());
         return Ok(refusal);
     }
-    let result = execute(session, &call, hooks).await;
+    session.look_before_call();
+    let result = execute(session, &call, hooks, instead.as_ref()).await;
+    session.look_after_call();
     // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
     match result {
         Ok(mut finished) => {
             let approved = approved(approval);
+            if instead.is_some() {
+                let refusal = render::refusal(
+                    &verdict,
+                    approval,
+                    session.policy.allowing(&call.command).as_ref(),
+                    &session.user_file(),
+                );
+                let reason = verdict.reason.clone().unwrap_or(refusal.reason);
+                finished.outcome.notes.insert(
+                    0,
+                    Note::RanConfined {
+                        reason,
+                        hint: refusal.hint.unwrap_or_default(),
+                    },
+                );
+            }
             record(session, &call, &mut finished.outcome, &verdict, approved);
+            finished.outcome.notes.extend(session.take_sandbox_notice());
             finished.outcome.notes.extend(session.jobs.take_notices());
             Ok(finished)
         }
@@ -66,12 +101,21 @@ pub(crate) async fn run(
     }
 }
 
-/// Steps 3 to 6 of an allowed call.
-async fn execute(session: &Session, call: &Call, hooks: Hooks<'_>) -> Result<Finished, Error> {
+/// Steps 3 to 6 of an allowed call; under `instead` rather than the session's sandbox when
+/// given (an unanswered `ask`).
+async fn execute(
+    session: &Session,
+    call: &Call,
+    hooks: Hooks<'_>,
+    instead: Option<&Sandboxing>,
+) -> Result<Finished, Error> {
     // 3. Plan: program, arguments, environment, limits (the sandbox will transform it).
     let id = session.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let mut environment = session.environment();
-    environment.sandboxing = session.sandboxing(call.sandbox)?;
+    environment.sandboxing = match instead {
+        Some(sandboxing) => Some(sandboxing),
+        None => session.sandboxing(call.sandbox)?,
+    };
     let plan = plan::plan(call, id, &environment)?;
     let limits = plan.limits;
     let confinement = plan
@@ -106,7 +150,8 @@ fn explain_sandbox(
     confinement: &Confinement,
     outcome: &mut Outcome,
 ) {
-    if !confinement.gaps.is_empty() {
+    // The default mode's gaps are said once, in the session's first result.
+    if !confinement.gaps.is_empty() && session.config.sandbox.mode_chosen {
         outcome.notes.push(Note::SandboxGaps {
             mode: confinement.mode.name().to_string(),
             gaps: confinement.gaps.clone(),

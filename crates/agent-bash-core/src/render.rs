@@ -462,6 +462,12 @@ pub fn note(note: &Note) -> String {
             format!("the job's {stream} file is incomplete: {error}")
         }
         Note::JobReadFailed { error } => format!("the job's output could not be read: {error}"),
+        Note::SandboxOff { reason } => format!(
+            "sandbox off for this session: {reason}; commands run unconfined (`agent-bash sandbox probe` explains)"
+        ),
+        Note::RanConfined { reason, hint } => format!(
+            "ran confined (workspace-write, no network, .git read-only) instead of asking: {reason}, and this client cannot ask the user; {hint}"
+        ),
         Note::SandboxGaps { mode, gaps } => {
             format!(
                 "sandbox `{mode}`: this kernel does not enforce: {}",

@@ -54,6 +54,13 @@ pub struct Session {
     supervising: OnceLock<Sandboxing>,
     /// Terminal sessions (`terminal_open`…), closed with the session.
     terminals: Terminals,
+    /// What the first result says of the default sandbox: why it is off, or what this
+    /// kernel leaves of it unenforced (taken by that result).
+    sandbox_notice: Mutex<Option<Note>>,
+    /// The project's settings file, which a confined command may create: a version written
+    /// while one ran is recorded, and not trusted by the next session. Last, so that it
+    /// takes its last look once the jobs and terminals are gone.
+    project_file: sandbox::Watched,
 }
 
 /// Whether calls are recorded, and where.
@@ -155,7 +162,11 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
-        let session = Session {
+        let project_file = sandbox::Watched::new(
+            root.join(crate::settings::PROJECT_FILE),
+            crate::output::spill::default_base(),
+        );
+        let mut session = Session {
             root,
             env,
             env_remove,
@@ -171,6 +182,8 @@ impl Session {
             sandboxing: OnceLock::new(),
             supervising: OnceLock::new(),
             terminals: Terminals::default(),
+            sandbox_notice: Mutex::new(None),
+            project_file,
         };
         session.check_sandbox()?;
         Ok(session)
@@ -178,13 +191,115 @@ impl Session {
 
     /// A sandbox the settings ask for is checked as the session starts: a kernel that
     /// cannot enforce a required one, or a missing supervisor, fails the session rather
-    /// than its calls.
-    fn check_sandbox(&self) -> Result<(), Error> {
-        if let Some(sandboxing) = self.sandboxing((None, None))? {
+    /// than its calls. The default mode (not chosen) is used only where the kernel confines
+    /// writes: else the session runs unconfined, and its first result says why.
+    fn check_sandbox(&mut self) -> Result<(), Error> {
+        let chosen = self.config.sandbox.mode_chosen;
+        let checked = self.sandboxing((None, None)).and_then(|sandboxing| {
+            let Some(sandboxing) = sandboxing else {
+                return Ok(None);
+            };
             let probe = sandboxing.probe((None, None))?;
-            sandbox::decide(&sandboxing.config, (None, None), &sandboxing.places, probe)?;
+            sandbox::decide(&sandboxing.config, (None, None), &sandboxing.places, probe)
+        });
+        if chosen || self.config.sandbox.mode == SandboxMode::Off {
+            return checked.map(drop);
         }
+        let off = match checked {
+            Ok(Some(confinement)) if confinement.confines_writes() => {
+                if !confinement.gaps.is_empty() {
+                    self.notice(Note::SandboxGaps {
+                        mode: confinement.mode.name().to_string(),
+                        gaps: confinement.gaps,
+                    });
+                }
+                return Ok(());
+            }
+            Ok(Some(confinement)) => format!(
+                "this kernel cannot confine writes ({})",
+                confinement.gaps.join("; ")
+            ),
+            Ok(None) => return Ok(()),
+            Err(Error::Sandbox { reason }) => reason,
+            Err(other) => return Err(other),
+        };
+        self.config.sandbox.mode = SandboxMode::Off;
+        self.sandboxing = OnceLock::new();
+        self.notice(Note::SandboxOff { reason: off });
         Ok(())
+    }
+
+    /// The sandbox an unanswered `ask` runs under: the session's places, at least
+    /// `workspace-write`, no network, `.git` read-only, and all of it enforced by this
+    /// kernel (`require`), or why there is none.
+    pub(crate) fn unanswered_sandbox(
+        &self,
+        call: &crate::request::Call,
+    ) -> Result<Sandboxing, Note> {
+        let strict = (Some(SandboxMode::WorkspaceWrite), Some(false));
+        let failed = |reason: String| Note::SandboxGaps {
+            mode: "workspace-write, no network (to run an unanswered ask confined)".into(),
+            gaps: vec![reason],
+        };
+        let session = self
+            .sandboxing(strict)
+            .map_err(|err| failed(err.to_string()))?
+            .ok_or_else(|| failed("no sandbox".into()))?;
+        let mut sandboxing = session.clone();
+        let config = &mut sandboxing.config;
+        config.mode = config.mode.max(SandboxMode::WorkspaceWrite);
+        config.mode_chosen = true;
+        config.network = false;
+        config.protect_git = true;
+        config.require = true;
+        let asked = (call.sandbox.0.map(|mode| mode.max(config.mode)), None);
+        let probe = sandboxing
+            .probe(asked)
+            .map_err(|err| failed(err.to_string()))?;
+        sandbox::decide(&sandboxing.config, asked, &sandboxing.places, probe).map_err(|err| {
+            match err {
+                Error::Sandbox { reason } => failed(reason),
+                other => failed(other.to_string()),
+            }
+        })?;
+        Ok(sandboxing)
+    }
+
+    /// Whether a call that asks for `asked` runs with its writes confined by the kernel
+    /// (Landlock or a mount namespace).
+    pub(crate) fn confines_writes(&self, asked: (Option<SandboxMode>, Option<bool>)) -> bool {
+        let Ok(Some(sandboxing)) = self.sandboxing(asked) else {
+            return false;
+        };
+        sandboxing
+            .probe(asked)
+            .and_then(|probe| sandbox::decide(&sandboxing.config, asked, &sandboxing.places, probe))
+            .is_ok_and(|confinement| confinement.is_some_and(|c| c.confines_writes()))
+    }
+
+    /// Before a call: a change to the project's settings file since the last look is the
+    /// user's when nothing confined could have made it (no job, no terminal ran meanwhile).
+    pub(crate) fn look_before_call(&self) {
+        if self.jobs.running() == 0 && self.terminals.open_count() == 0 {
+            self.project_file.settle();
+        } else {
+            self.project_file.check();
+        }
+    }
+
+    /// After a call: a change to the project's settings file was made in the sandbox.
+    pub(crate) fn look_after_call(&self) {
+        self.project_file.check();
+    }
+
+    /// Says `note` in the next result (one at a time).
+    pub(crate) fn notice(&self, note: Note) {
+        *lock(&self.sandbox_notice) = Some(note);
+    }
+
+    /// What the first result says of the default sandbox, once.
+    pub(crate) fn take_sandbox_notice(&self) -> Option<Note> {
+        lock(&self.sandbox_notice).take()
     }
 
     /// The sandbox of a call that asks for `asked`, if anything confines it.
@@ -217,13 +332,39 @@ impl Session {
             .path()
             .map_err(|reason| Error::OutputDir { reason });
         let env = |name: &str| self.variable(name);
-        match output.and_then(|output| Sandboxing::new(&self.config, &self.root, &output, &env)) {
+        let own = |_output: PathBuf| self.own_files();
+        match output
+            .map(own)
+            .and_then(|own| Sandboxing::new(&self.config, &self.root, &own, &env))
+        {
             Ok(sandboxing) => Ok(Some(self.sandboxing.get_or_init(|| sandboxing))),
             Err(Error::Sandbox { reason }) => Err(Error::Sandbox { reason }),
             Err(other) => Err(Error::Sandbox {
                 reason: other.to_string(),
             }),
         }
+    }
+
+    /// agent-bash's own files that no confined command may change: the project's settings
+    /// file (read by the next session, trusted or not), the base of the session directories
+    /// (other calls' spill and job files) and the audit log (made if missing, so that it
+    /// can be kept read-only before it is first written).
+    fn own_files(&self) -> Vec<PathBuf> {
+        let mut own = vec![
+            self.root.join(crate::settings::PROJECT_FILE),
+            self.spill_dir.parent().to_path_buf(),
+            crate::output::spill::default_base(),
+        ];
+        if let Ok(Some(audit)) = self.audit_path() {
+            let made = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&audit);
+            if made.is_ok() {
+                own.push(audit);
+            }
+        }
+        own
     }
 
     /// The value of the variable `name` in commands' environment.

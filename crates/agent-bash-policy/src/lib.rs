@@ -296,6 +296,33 @@ pub struct Segment {
     /// The redirections that apply to it, normalized (`2>&1`, `>/dev/null`, `<<EOF`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redirects: Vec<String>,
+    /// It asks only because which files it deletes or changes (`find . | xargs rm -rf`) is
+    /// known at run time: a kernel sandbox that confines writes bounds what it can do.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bounded_by_sandbox: bool,
+}
+
+impl Verdict {
+    /// True if the verdict is `ask` only for commands whose harm a sandbox that confines
+    /// writes bounds (each `ask` segment is `bounded_by_sandbox`): a host that runs the
+    /// command so confined may allow it.
+    ///
+    /// ```
+    /// use agent_bash_policy::Policy;
+    ///
+    /// let policy = Policy::default();
+    /// assert!(policy.check("find . -name '*.pyc' | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("X=rm; $X -rf /").bounded_by_sandbox());
+    /// assert!(!policy.check("rm -rf /").bounded_by_sandbox());
+    /// ```
+    pub fn bounded_by_sandbox(&self) -> bool {
+        self.decision == Decision::Ask
+            && self
+                .segments
+                .iter()
+                .filter(|segment| segment.decision == Decision::Ask)
+                .all(|segment| segment.bounded_by_sandbox)
+    }
 }
 
 /// Compiled policy settings: user rules, the enabled built-ins, and the fallback decisions.
@@ -443,6 +470,7 @@ impl Policy {
                     reason: reason.clone(),
                     via: Vec::new(),
                     redirects: Vec::new(),
+                    bounded_by_sandbox: false,
                 }],
                 reason,
                 rule: None,
@@ -502,6 +530,8 @@ impl Policy {
         if let Some(reason) = &found.unknown {
             consider(self.unknown, None, Some(reason));
         }
+        let unknown_decided =
+            best.as_ref().is_some_and(|(_, rule, _)| rule.is_none()) && found.unknown.is_some();
         let (decision, rule, reason) = best.unwrap_or_else(|| {
             if found.launcher {
                 let reason = "runs a script whose commands are checked as their own segments";
@@ -517,6 +547,7 @@ impl Policy {
             reason,
             via: found.via.clone(),
             redirects: found.redirects.iter().map(walk::Redirect::text).collect(),
+            bounded_by_sandbox: unknown_decided && found.files_only && decision == Decision::Ask,
         }
     }
 }

@@ -112,6 +112,10 @@ pub(crate) struct Found {
     /// The command runs in the background, or twice in one pipeline: if it calls a function
     /// that calls back, each call starts several more at once.
     pub fans_out: bool,
+    /// It is unknown only because which files it deletes or changes the mode or owner of
+    /// is known at run time (`find . | xargs rm -rf`, `find ~ -name x -delete`): a sandbox
+    /// that confines writes bounds what it can do.
+    pub files_only: bool,
 }
 
 impl Found {
@@ -649,8 +653,12 @@ impl Walker<'_> {
             }
         }
         if unknown.is_none() {
-            unknown = xargs_feeds_a_destroyer(&found)
-                .or_else(|| home_cleanup(&found))
+            let (reason, files_only) = match xargs_feeds_a_destroyer(&found) {
+                Some((reason, files_only)) => (Some(reason), files_only),
+                None => (home_cleanup(&found), true),
+            };
+            found.files_only = reason.is_some() && files_only;
+            unknown = reason
                 .or_else(|| builtin::empty_expansion_deletes_root(&found))
                 .or_else(|| builtin::file_system_on_unknown_device(&found));
         }
@@ -1178,8 +1186,9 @@ fn normalized_dir(path: &str) -> Option<String> {
 
 /// Why the command is unknown if `xargs` hands arguments it reads (from its input or a
 /// file) to a command that a built-in rule denies for some arguments: `echo / | xargs rm -rf`
-/// is `rm -rf /`, and the arguments cannot be seen.
-fn xargs_feeds_a_destroyer(found: &Found) -> Option<String> {
+/// is `rm -rf /`, and the arguments cannot be seen. With it, whether the harm is only to
+/// files (`rm`, `chmod`, `chown`, `chgrp`), which a sandbox that confines writes bounds.
+fn xargs_feeds_a_destroyer(found: &Found) -> Option<(String, bool)> {
     let forms: Vec<&[Arg]> = found.each_form().collect();
     forms.windows(2).find_map(|pair| {
         let [outer, inner] = pair else { return None };
@@ -1201,11 +1210,13 @@ fn xargs_feeds_a_destroyer(found: &Found) -> Option<String> {
             "shred" | "wipefs" | "blkdiscard" | "dd" | "kill" => true,
             other => builtin::makes_file_system(other),
         };
+        let files_only = matches!(name.as_str(), "rm" | "chmod" | "chown" | "chgrp");
         destroys.then(|| {
-            format!(
+            let reason = format!(
                 "`xargs` gives `{name}` arguments read at run time, which a built-in rule \
                  may deny; they cannot be seen here"
-            )
+            );
+            (reason, files_only)
         })
     })
 }

@@ -182,7 +182,10 @@ fn launch_supervisor(
             Stdio::Terminal { slave } => Some((*slave).to_owned()),
         },
         argv,
-        env: environment(plan).map_err(io_failed)?,
+        env: environment(plan, |name, value| {
+            confined.confinement.keeps_variable(name, value)
+        })
+        .map_err(io_failed)?,
     };
     let (report, report_writer) =
         rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(|e| io_failed(e.into()))?;
@@ -225,7 +228,7 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
 }
 
 /// The environment the command gets: ours, less `env_remove`, with `env` set over it.
-fn environment(plan: &Plan) -> io::Result<Vec<CString>> {
+fn environment(plan: &Plan, keep: impl Fn(&OsStr, &OsStr) -> bool) -> io::Result<Vec<CString>> {
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
         .filter(|(name, _)| {
             let set = plan.env.iter().any(|(key, _)| OsStr::new(key) == name);
@@ -239,6 +242,7 @@ fn environment(plan: &Plan) -> io::Result<Vec<CString>> {
             .map(|(name, value)| (name.into(), value.into())),
     );
     vars.into_iter()
+        .filter(|(name, value)| keep(name, value))
         .map(|(name, value)| {
             let mut entry = name.into_vec();
             entry.push(b'=');
@@ -267,7 +271,7 @@ pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
     for arg in &plan.args {
         argv.push(c_string(arg.as_bytes())?);
     }
-    let env = environment(plan)?;
+    let env = environment(plan, |_, _| true)?;
     let cwd = c_string(plan.cwd.as_os_str().as_bytes())?;
     spawn_program(&argv, &env, stdio, &cwd)
 }

@@ -98,6 +98,13 @@ fn limits(limits: &ResourceLimits) -> Result<(), String> {
 
 fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(), String> {
     let layers = &spec.layers;
+    // Read while this process still sees the machine's sockets (a new network namespace
+    // lists only its own).
+    let sockets = if spec.hide_sockets {
+        servers_outside(spec)
+    } else {
+        Vec::new()
+    };
     let mut flags = 0;
     if layers.mount_ns {
         flags |= libc::CLONE_NEWNS;
@@ -136,8 +143,45 @@ fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(),
     }
     if layers.mount_ns {
         mounts(spec)?;
+        hide(&sockets);
     }
     Ok(())
+}
+
+/// The listening Unix sockets bound to a path (`/proc/net/unix`) that `spec` does not
+/// leave reachable: the servers outside the sandbox that a confined command must not
+/// reach, whatever they are (tmux, screen, D-Bus, Docker, an X server, a database), since
+/// a server runs what it is told outside the sandbox.
+fn servers_outside(spec: &Confinement) -> Vec<PathBuf> {
+    // __SO_ACCEPTCON: the socket listens.
+    const LISTENING: u32 = 0x0001_0000;
+    let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
+        return Vec::new();
+    };
+    let mut sockets: Vec<PathBuf> = Vec::new();
+    for line in table.lines().skip(1) {
+        // Num RefCount Protocol Flags Type St Inode Path
+        let mut fields = line.split_whitespace();
+        let flags = fields.nth(3).and_then(|f| u32::from_str_radix(f, 16).ok());
+        let Some(path) = fields.nth(3) else { continue };
+        if flags.is_none_or(|flags| flags & LISTENING == 0) || !path.starts_with('/') {
+            continue;
+        }
+        let path = PathBuf::from(path);
+        let reachable = spec.reachable.iter().any(|place| path.starts_with(place));
+        if !reachable && !sockets.contains(&path) {
+            sockets.push(path);
+        }
+    }
+    sockets
+}
+
+/// Puts `/dev/null` over each socket of `sockets` in this mount namespace: a connection to
+/// it is refused. Best effort: a socket whose file is gone needs nothing.
+fn hide(sockets: &[PathBuf]) {
+    for socket in sockets {
+        let _ = mount(Some(Path::new("/dev/null")), socket, libc::MS_BIND);
+    }
 }
 
 /// Makes every mount read-only but the writable set (bind-mounted onto itself first),
@@ -287,11 +331,13 @@ fn landlock(spec: &Confinement) -> Result<(), landlock::RulesetError> {
         ruleset = ruleset.handle_access(write)?;
     }
     if !spec.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?
-            .scope(Scope::AbstractUnixSocket)?;
+        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
-    let mut created = ruleset.scope(Scope::Signal)?.create()?;
+    // Abstract sockets have no file to hide: those of servers outside (an X server, a
+    // D-Bus bus) are out of reach by the scope, with the network on too.
+    let mut created = ruleset
+        .scope(Scope::Signal | Scope::AbstractUnixSocket)?
+        .create()?;
     for path in spec.writable.iter().flatten() {
         let Ok(fd) = PathFd::new(path) else {
             continue;

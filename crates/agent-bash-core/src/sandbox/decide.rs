@@ -22,8 +22,8 @@ pub(crate) struct Sandboxing {
 }
 
 impl Sandboxing {
-    /// The sandbox of a session rooted at `root` whose output directory is `output`, for
-    /// commands whose environment `env` looks up.
+    /// The sandbox of a session rooted at `root` whose own files (settings, state) are
+    /// `own`, for commands whose environment `env` looks up.
     ///
     /// # Errors
     /// `Error::Sandbox` without a launcher nor a supervisor executable to start one, or
@@ -31,13 +31,13 @@ impl Sandboxing {
     pub(crate) fn new(
         config: &crate::config::Config,
         root: &Path,
-        output: &Path,
+        own: &[PathBuf],
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Sandboxing, Error> {
         let launcher = Launcher::get(config.supervisor.as_deref())?;
         Ok(Sandboxing {
             config: config.sandbox.clone(),
-            places: Places::find(root, output, env),
+            places: Places::find(root, own, env),
             launcher,
         })
     }
@@ -104,8 +104,15 @@ pub(crate) struct Confinement {
     pub(crate) mode: SandboxMode,
     /// The only paths that may be written; `None` when writes are not confined.
     pub(crate) writable: Option<Vec<PathBuf>>,
-    /// Paths inside writable ones kept read-only (a protected `.git`).
+    /// Paths inside writable ones kept read-only: what decides what runs later (see
+    /// `places`), and `.git` when protected.
     pub(crate) read_only: Vec<PathBuf>,
+    /// Whether the listening Unix sockets of servers outside are hidden (every one but
+    /// those under `reachable`): only with a mount namespace.
+    pub(crate) hide_sockets: bool,
+    /// The sockets (or directories of them) that stay reachable: the project root, the ssh
+    /// agent's, `sandbox.sockets`.
+    pub(crate) reachable: Vec<PathBuf>,
     pub(crate) network: bool,
     /// `None` for a call that is supervised but not confined.
     pub(crate) limits: Option<ResourceLimits>,
@@ -126,6 +133,30 @@ pub(crate) struct Layers {
     pub(crate) net_ns: bool,
     pub(crate) pids_cgroup: Option<PathBuf>,
 }
+
+/// Variables that lead programs to a server outside through its socket (or name one).
+const SOCKET_VARIABLES: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "SWAYSOCK",
+    "I3SOCK",
+    "HYPRLAND_INSTANCE_SIGNATURE",
+    "KITTY_LISTEN_ON",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "WEZTERM_UNIX_SOCKET",
+    "GPG_AGENT_INFO",
+    "PULSE_SERVER",
+];
 
 /// The confinement of a call in `cwd` that asks for `mode` and `network` (each `None`:
 /// the settings'), or `None` when nothing confines it.
@@ -167,6 +198,8 @@ pub(crate) fn decide(
             mode,
             writable: None,
             read_only: Vec::new(),
+            hide_sockets: false,
+            reachable: Vec::new(),
             network,
             limits: None,
             layers: Layers::default(),
@@ -174,16 +207,22 @@ pub(crate) fn decide(
         }));
     }
     let writable = writable_set(config, mode, places);
-    let read_only = if config.protect_git && mode == SandboxMode::WorkspaceWrite {
-        places.git.clone()
-    } else {
-        Vec::new()
-    };
+    let mut read_only = protected(config, places, writable.as_deref());
+    if config.protect_git && mode == SandboxMode::WorkspaceWrite {
+        read_only.extend(places.git.iter().cloned());
+    }
     let layers = Layers::for_call(config, probe, writable.is_some(), network);
+    let mut reachable = vec![places.root.clone()];
+    reachable.extend(config.sockets.iter().cloned());
+    if config.ssh_agent {
+        reachable.extend(places.ssh_agent.iter().cloned());
+    }
     let mut confinement = Confinement {
         mode,
         writable,
         read_only,
+        hide_sockets: layers.mount_ns,
+        reachable,
         network,
         limits: Some(config.limits),
         layers,
@@ -213,6 +252,26 @@ pub fn gaps_of(config: &SandboxConfig, probe: &Probe) -> Vec<String> {
         .flatten()
         .map(|confinement| confinement.gaps)
         .unwrap_or_default()
+}
+
+/// The protected places (`places`) that the writable set `writable` covers: they stay
+/// read-only. Not those that the user's own `sandbox.writable` names (or is inside of).
+fn protected(
+    config: &SandboxConfig,
+    places: &Places,
+    writable: Option<&[PathBuf]>,
+) -> Vec<PathBuf> {
+    let Some(writable) = writable else {
+        return Vec::new();
+    };
+    let chosen = existing(config.writable.iter().cloned());
+    places
+        .protected
+        .iter()
+        .filter(|path| writable.iter().any(|dir| path.starts_with(dir)))
+        .filter(|path| !chosen.iter().any(|dir| path.starts_with(dir)))
+        .cloned()
+        .collect()
 }
 
 /// The only paths a command of `mode` may write; `None` when writes are not confined.
@@ -272,7 +331,11 @@ fn gaps(confinement: &Confinement, probe: &Probe) -> Vec<String> {
     );
     gap(
         !confinement.read_only.is_empty() && !layers.mount_ns,
-        ".git stays writable (keeping it read-only needs a mount namespace)",
+        "git's hooks and settings, this project's settings file, the state directory and the code in caches stay writable (keeping them read-only needs a mount namespace)",
+    );
+    gap(
+        files && !layers.mount_ns,
+        "Unix sockets of servers outside (tmux, D-Bus, Docker) are reachable (hiding them needs a mount namespace)",
     );
     let tcp = probe.landlock_abi >= 4;
     gap(
@@ -316,6 +379,31 @@ impl Confinement {
         let inside = |dirs: &[PathBuf]| dirs.iter().any(|dir| path.starts_with(dir));
         inside(writable) && !(self.layers.mount_ns && inside(&self.read_only))
     }
+
+    /// Whether a confined command gets the variable `name` (valued `value`): not those
+    /// that point programs at the servers whose sockets are hidden (tmux, screen, D-Bus,
+    /// Docker, X, Wayland), unless the value names a socket left reachable.
+    pub(crate) fn keeps_variable(&self, name: &std::ffi::OsStr, value: &std::ffi::OsStr) -> bool {
+        if !self.hide_sockets || !SOCKET_VARIABLES.iter().any(|known| name == *known) {
+            return true;
+        }
+        let value = value.to_string_lossy();
+        let path = value
+            .trim_start_matches("unix://")
+            .trim_start_matches("unix:path=");
+        let path = path.split([',', ';']).next().unwrap_or_default();
+        path.starts_with('/')
+            && self
+                .reachable
+                .iter()
+                .any(|place| Path::new(path).starts_with(place))
+    }
+
+    /// Whether the kernel confines this call's writes (Landlock or a mount namespace):
+    /// what the default mode needs to be used at all.
+    pub(crate) fn confines_writes(&self) -> bool {
+        self.writable.is_some() && (self.layers.landlock || self.layers.mount_ns)
+    }
 }
 
 #[cfg(test)]
@@ -339,6 +427,7 @@ mod tests {
             root: dir.join("root"),
             extra: vec![dir.join("cache")],
             git: vec![dir.join("root/.git")],
+            ..Places::default()
         }
     }
 
@@ -461,7 +550,8 @@ mod tests {
         for expected in [
             "writes are not confined",
             "chmod",
-            ".git stays writable",
+            "git's hooks and settings",
+            "Unix sockets",
             "the network is not blocked",
             "signals",
             "process limit",

@@ -21,6 +21,7 @@ pub(crate) mod launcher;
 mod places;
 mod probe;
 pub(crate) mod supervisor;
+mod written;
 
 use std::path::PathBuf;
 
@@ -32,6 +33,7 @@ pub(crate) use hint::hint;
 pub use launcher::{release_launcher, start_launcher, stop_launcher};
 pub use probe::{Probe, probe};
 pub use supervisor::supervise_if_asked;
+pub(crate) use written::{Watched, record_path, written_in_sandbox};
 
 /// How much a sandboxed command may write.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -39,10 +41,11 @@ pub use supervisor::supervise_if_asked;
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     /// No confinement.
-    #[default]
     Off,
-    /// Reads everywhere; writes in the project root, the temporary directories, the
-    /// session's output directory, the default writable set and `sandbox.writable`.
+    /// Reads everywhere; writes in the project root, the temporary directories, the data
+    /// caches of the common tools and `sandbox.writable`, but never the places that decide
+    /// what runs later (see `places`). The default.
+    #[default]
     WorkspaceWrite,
     /// Reads everywhere; writes nowhere (but `/dev/null` and the terminal devices).
     ReadOnly,
@@ -78,6 +81,11 @@ impl SandboxMode {
 pub struct SandboxConfig {
     /// The mode of every call (a call may ask for a stricter one).
     pub mode: SandboxMode,
+    /// Whether `mode` was chosen (by a setting or a flag). The default mode, not chosen, is
+    /// used only where the kernel confines writes (and the program has a supervisor): else
+    /// the session runs unconfined and its first result says why. A chosen mode is always
+    /// applied, its gaps said in every result (or refused, with `require`).
+    pub mode_chosen: bool,
     /// Whether confined commands may use the network. Off, they get no sockets but Unix
     /// ones (it also confines a call of mode `off`).
     pub network: bool,
@@ -96,6 +104,14 @@ pub struct SandboxConfig {
     pub supervise_always: bool,
     /// Resource limits of confined commands.
     pub limits: ResourceLimits,
+    /// Unix sockets of servers outside the sandbox that confined commands may still reach
+    /// (paths, or directories of them). Every other listening socket outside the project is
+    /// hidden: a server that takes commands (tmux, screen, D-Bus, Docker) would run them
+    /// unconfined. Naming the Docker socket gives the host away.
+    pub sockets: Vec<PathBuf>,
+    /// Whether the ssh agent's socket (`$SSH_AUTH_SOCK`) stays reachable (so `git push`
+    /// over ssh works).
+    pub ssh_agent: bool,
 }
 
 impl SandboxConfig {
@@ -109,13 +125,16 @@ impl SandboxConfig {
 impl Default for SandboxConfig {
     fn default() -> SandboxConfig {
         SandboxConfig {
-            mode: SandboxMode::Off,
+            mode: SandboxMode::WorkspaceWrite,
+            mode_chosen: false,
             network: true,
             writable: Vec::new(),
             protect_git: false,
             require: false,
             supervise_always: true,
             limits: ResourceLimits::default(),
+            sockets: Vec::new(),
+            ssh_agent: true,
         }
     }
 }

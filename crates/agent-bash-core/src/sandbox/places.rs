@@ -2,6 +2,12 @@
 //! temporary directories, the device files every program writes, the caches of the common
 //! build tools, and the git directory of the project when it lies outside the root (a
 //! worktree, a submodule, a root below the repository's top).
+//!
+//! And the places inside those that stay read-only (`protected`), because what they hold
+//! decides what runs later, outside the sandbox, or loosens it: the project's settings
+//! file, `.git/config` and the git hooks, shell rc files, `~/.ssh`, the code a tool cache
+//! keeps beside its data (`~/.cargo/bin`, `~/.cargo/env`, `~/.rustup/toolchains`…), and the
+//! agent-bash state directory (audit log, every session's files).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -28,7 +34,7 @@ const HOME_CACHES: &[(&str, Option<&str>)] = &[
     (".npm", Some("npm")),
     (".yarn", Some("yarn")),
     (".pnpm-store", Some("pnpm")),
-    (".local/share/pnpm", Some("pnpm")),
+    (".local/share/pnpm/store", Some("pnpm")),
     (".bun", Some("bun")),
     (".deno", Some("deno")),
     (".gradle", Some("gradle")),
@@ -44,7 +50,6 @@ const CACHE_VARIABLES: &[&str] = &[
     "npm_config_cache",
     "NPM_CONFIG_CACHE",
     "YARN_CACHE_FOLDER",
-    "PNPM_HOME",
     "XDG_CACHE_HOME",
     "PIP_CACHE_DIR",
     "UV_CACHE_DIR",
@@ -55,30 +60,100 @@ const CACHE_VARIABLES: &[&str] = &[
     "TMPDIR",
 ];
 
+/// Under the home directory, what a shell or a tool runs or reads its settings from
+/// (rc files, `~/.ssh`, git's and npm's settings), and the code that the caches of the
+/// writable set keep beside their data: read-only wherever the writable set covers them.
+const HOME_CODE: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".inputrc",
+    ".config/fish",
+    ".config/nushell",
+    ".ssh",
+    ".gitconfig",
+    ".config/git",
+    ".config/agent-bash",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".local/bin",
+    ".cargo/bin",
+    ".cargo/env",
+    ".cargo/env.fish",
+    ".cargo/env.nu",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".rustup/toolchains",
+    ".rustup/settings.toml",
+    "go/bin",
+    ".bun/bin",
+    ".deno/bin",
+    ".yarn/bin",
+    ".gradle/init.d",
+    ".gradle/init.gradle",
+    ".gradle/init.gradle.kts",
+    ".gradle/gradle.properties",
+    ".m2/settings.xml",
+    ".m2/extensions.xml",
+];
+
+/// The directories of executables among `HOME_CODE` (and the git hooks), made when their
+/// parent exists and they do not: a missing one could otherwise be created, and filled, by
+/// a confined command (an empty directory is what the tool would make anyway).
+const CODE_DIRS: &[&str] = &[".cargo/bin", "go/bin", ".bun/bin", ".deno/bin", ".yarn/bin"];
+
+/// Variables that move a tool's code: the paths below them (or they) are protected.
+const CODE_VARIABLES: &[(&str, &[&str])] = &[
+    (
+        "CARGO_HOME",
+        &["bin", "env", "env.fish", "env.nu", "config", "config.toml"],
+    ),
+    ("RUSTUP_HOME", &["toolchains", "settings.toml"]),
+    ("GOPATH", &["bin"]),
+    ("GOBIN", &[""]),
+    ("PNPM_HOME", &[""]),
+    (
+        "GRADLE_USER_HOME",
+        &["init.d", "init.gradle", "gradle.properties"],
+    ),
+];
+
 /// The default writable set, worked out once per session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Places {
     /// The project root.
     pub(crate) root: PathBuf,
-    /// Temporary directories, the session's output directory, caches, outside git dirs.
+    /// Temporary directories, caches, outside git dirs.
     pub(crate) extra: Vec<PathBuf>,
     /// The project's git directories (inside or outside the root).
     pub(crate) git: Vec<PathBuf>,
+    /// Existing paths kept read-only wherever the writable set covers them (canonical).
+    pub(crate) protected: Vec<PathBuf>,
+    /// The ssh agent's socket (`SSH_AUTH_SOCK`), canonical, when there is one.
+    pub(crate) ssh_agent: Option<PathBuf>,
 }
 
 impl Places {
-    /// The places of a session rooted at `root`, writing its output in `output`, for
-    /// commands that get the environment `env` (looked up by name).
+    /// The places of a session rooted at `root`, for commands that get the environment
+    /// `env` (looked up by name). `own`: agent-bash's own files, to protect: the project's
+    /// settings file, the state directory (the session directories' base, the audit log).
     pub(crate) fn find(
         root: &Path,
-        output: &Path,
+        own: &[PathBuf],
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> Places {
         let home = env("HOME")
             .map(PathBuf::from)
             .filter(|home| home.is_absolute());
         let mut extra = vec![std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()];
-        extra.push(output.to_path_buf());
         if let Some(home) = &home {
             let path = env("PATH").unwrap_or_default();
             for (dir, tool) in HOME_CACHES {
@@ -99,12 +174,91 @@ impl Places {
         );
         let git = git_dirs(root);
         extra.extend(git.iter().filter(|dir| !dir.starts_with(root)).cloned());
+        let mut protected = own.to_vec();
+        protected.extend(git_code(&git));
+        if let Some(home) = &home {
+            for dir in CODE_DIRS {
+                make_missing(&home.join(dir));
+            }
+            protected.extend(HOME_CODE.iter().map(|path| home.join(path)));
+        }
+        for (name, below) in CODE_VARIABLES {
+            let Some(dir) = env(name).map(PathBuf::from).filter(|p| p.is_absolute()) else {
+                continue;
+            };
+            protected.extend(below.iter().map(|path| dir.join(path)));
+        }
+        let ssh_agent =
+            env("SSH_AUTH_SOCK").and_then(|path| PathBuf::from(path).canonicalize().ok());
         Places {
             root: root.to_path_buf(),
             extra: existing(extra),
             git,
+            protected: existing(protected),
+            ssh_agent,
         }
     }
+}
+
+/// Makes the directory `dir` when its parent exists and it does not (best effort).
+fn make_missing(dir: &Path) {
+    if dir.parent().is_some_and(Path::is_dir) && !dir.exists() {
+        let _ = std::fs::create_dir(dir);
+    }
+}
+
+/// What in the git directories `git` decides what runs: the settings (`core.hooksPath`,
+/// `core.fsmonitor`, aliases, filters), the hooks (also where `core.hooksPath` puts them),
+/// and the same of each submodule's git directory.
+fn git_code(git: &[PathBuf]) -> Vec<PathBuf> {
+    let mut code = Vec::new();
+    let mut dirs: Vec<PathBuf> = git.to_vec();
+    for dir in git {
+        if let Ok(modules) = std::fs::read_dir(dir.join("modules")) {
+            dirs.extend(modules.flatten().map(|entry| entry.path()));
+        }
+    }
+    for dir in &dirs {
+        make_missing(&dir.join("hooks"));
+        for name in ["config", "config.worktree", "hooks"] {
+            code.push(dir.join(name));
+        }
+        if let Some(hooks) = hooks_path(dir) {
+            code.push(hooks);
+        }
+    }
+    code
+}
+
+/// Where `core.hooksPath` in the git directory `dir`'s own `config` puts the hooks, if it
+/// is set there (relative paths are from the work tree, the git directory's parent).
+fn hooks_path(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("config")).ok()?;
+    let mut in_core = false;
+    let mut found = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_core = line
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .eq_ignore_ascii_case("core");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if in_core && key.trim().eq_ignore_ascii_case("hookspath") {
+            found = Some(value.trim().trim_matches('"').to_string());
+        }
+    }
+    let found = PathBuf::from(found?);
+    Some(match found.strip_prefix("~") {
+        Ok(rest) => PathBuf::from(std::env::var_os("HOME")?).join(rest),
+        Err(_) if found.is_absolute() => found,
+        Err(_) => dir.parent()?.join(found),
+    })
 }
 
 /// The paths of `paths` that exist, canonical (Landlock and bind mounts need them), once.
@@ -170,12 +324,60 @@ mod tests {
         let output = dir.path().join("out");
         std::fs::create_dir(&output).unwrap();
         let root = tree.join("src").canonicalize().unwrap();
-        let places = Places::find(&root, &output, &|_| None);
+        let places = Places::find(&root, std::slice::from_ref(&output), &|_| None);
         let common = common.canonicalize().unwrap();
         let own = own.canonicalize().unwrap();
         assert_eq!(places.git, [common.clone(), own.clone()]);
         assert!(places.extra.contains(&common) && places.extra.contains(&own));
-        assert!(places.extra.contains(&output.canonicalize().unwrap()));
+        // The state is out of the writable set, and protected wherever it is covered.
+        let output = output.canonicalize().unwrap();
+        assert!(!places.extra.contains(&output));
+        assert!(places.protected.contains(&output));
+        // Each git directory's hooks were made, and they and its config are protected.
+        for dir in [&common, &own] {
+            assert!(places.protected.contains(&dir.join("hooks")), "{dir:?}");
+        }
+    }
+
+    #[test]
+    fn code_beside_cache_data_and_a_moved_hooks_directory_are_protected() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap().join("home");
+        for sub in [
+            ".cargo/registry",
+            ".ssh",
+            "project/.git",
+            "project/.githooks",
+        ] {
+            std::fs::create_dir_all(home.join(sub)).unwrap();
+        }
+        std::fs::write(home.join(".cargo/env"), "export PATH=x").unwrap();
+        std::fs::write(home.join(".bashrc"), "").unwrap();
+        std::fs::write(
+            home.join("project/.git/config"),
+            "[core]\n\tbare = false\n\thooksPath = .githooks\n",
+        )
+        .unwrap();
+        let env = |name: &str| (name == "HOME").then(|| home.clone().into_os_string());
+        let root = home.join("project");
+        let places = Places::find(&root, &[], &env);
+        for path in [
+            ".cargo/env",
+            ".cargo/bin",
+            ".bashrc",
+            ".ssh",
+            "project/.git/config",
+            "project/.git/hooks",
+            "project/.githooks",
+        ] {
+            assert!(
+                places.protected.contains(&home.join(path)),
+                "{path}: {places:?}"
+            );
+        }
+        // Data stays writable: the cargo home is, its registry is not protected.
+        assert!(places.extra.contains(&home.join(".cargo")));
+        assert!(!places.protected.iter().any(|p| p.ends_with("registry")));
     }
 
     #[test]
@@ -193,7 +395,7 @@ mod tests {
             "CARGO_HOME" => Some(cargo_home.clone().into_os_string()),
             _ => None,
         };
-        let places = Places::find(dir.path(), dir.path(), &env);
+        let places = Places::find(dir.path(), &[], &env);
         let home = home.canonicalize().unwrap();
         // `.cache` is always made; `.npm` because npm is on the PATH; `.gradle` is not.
         assert!(places.extra.contains(&home.join(".cache")));

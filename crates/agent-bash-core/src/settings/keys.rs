@@ -12,7 +12,7 @@ use serde::de::{DeserializeOwned, IntoDeserializer as _};
 use toml::de::DeValue;
 use toml::{Spanned, Value};
 
-use crate::config::{Config, OnTimeout, SecretsMode};
+use crate::config::{Config, OnTimeout, SecretsMode, Unanswered};
 use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
 use crate::render::decision_name;
@@ -409,6 +409,16 @@ pub const SETTINGS: &[Setting] = &[
         |c| Value::String(decision_name(c.policy.unknown.unwrap_or(Decision::Ask)).into()),
     ),
     Setting::new(
+        "policy.unanswered",
+        Scalar,
+        "an `ask` that nobody can answer: `confine` runs it under a stricter sandbox (no network, .git read-only) where the kernel fully enforces one, `refuse` refuses it",
+        |c, v| {
+            v.choose(Unanswered::NAMES)
+                .map(|choice| c.unanswered = choice)
+        },
+        |c| Value::String(c.unanswered.name().into()),
+    ),
+    Setting::new(
         "policy.disable",
         List,
         "built-in policy rules switched off, by name",
@@ -457,8 +467,10 @@ pub const SETTINGS: &[Setting] = &[
         Scalar,
         "kernel sandbox of every command: `off`, `workspace-write` or `read-only`",
         |c, v| {
-            v.choose(SandboxMode::NAMES)
-                .map(|mode| c.sandbox.mode = mode)
+            v.choose(SandboxMode::NAMES).map(|mode| {
+                c.sandbox.mode = mode;
+                c.sandbox.mode_chosen = true;
+            })
         },
         |c| Value::String(c.sandbox.mode.name().into()),
     ),
@@ -490,6 +502,35 @@ pub const SETTINGS: &[Setting] = &[
                     .collect(),
             )
         },
+    ),
+    Setting::new(
+        "sandbox.sockets",
+        List,
+        "Unix sockets of servers outside (or directories of them) that sandboxed commands may still reach; the Docker socket gives the host away",
+        |c, v| {
+            let paths: Vec<String> = v.get()?;
+            c.sandbox.sockets = paths
+                .iter()
+                .map(|path| home_path(path))
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        },
+        |c| {
+            Value::Array(
+                c.sandbox
+                    .sockets
+                    .iter()
+                    .map(|p| Value::String(p.display().to_string()))
+                    .collect(),
+            )
+        },
+    ),
+    Setting::new(
+        "sandbox.ssh_agent",
+        Scalar,
+        "sandboxed commands may reach the ssh agent ($SSH_AUTH_SOCK), so that git over ssh works",
+        |c, v| v.get().map(|on| c.sandbox.ssh_agent = on),
+        |c| Value::Boolean(c.sandbox.ssh_agent),
     ),
     Setting::new(
         "sandbox.protect_git",

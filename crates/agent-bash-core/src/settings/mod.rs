@@ -170,7 +170,11 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     }
     layers.extend(layer::from_env(&sources.env)?);
     layers.extend(layer::from_flags(&sources.flags)?);
-    let trusted = trust::trusted(root, &layers);
+    // A trusted root's file is read as an untrusted one when a sandboxed command wrote it.
+    let written = project.exists()
+        && crate::sandbox::written_in_sandbox(&crate::output::spill::default_base(), &project);
+    let root_trusted = trust::trusted(root, &layers);
+    let trusted = root_trusted && !written;
     let mut values = Table::new();
     let mut origins: BTreeMap<String, Vec<Source>> = BTreeMap::new();
     let mut ignored = Vec::new();
@@ -182,7 +186,10 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
                     .values
                     .retain(|(setting, _)| setting.key != "trust.roots");
             } else {
-                let (kept, left_out) = trust::restrict(layer, &values, root);
+                let (kept, mut left_out) = trust::restrict(layer, &values, root);
+                for item in &mut left_out {
+                    item.written_in_sandbox = root_trusted && written;
+                }
                 ignored.extend(left_out);
                 layer = kept;
             }

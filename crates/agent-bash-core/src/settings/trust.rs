@@ -29,10 +29,25 @@ pub struct Ignored {
     pub file: PathBuf,
     /// The session root it is in.
     pub root: PathBuf,
+    /// The root is trusted, but this version of the file was written by a sandboxed
+    /// command (`sandbox::written`), so it is read as an untrusted one.
+    pub written_in_sandbox: bool,
 }
 
 impl std::fmt::Display for Ignored {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.written_in_sandbox {
+            return write!(
+                f,
+                "ignored `{}` from the project file {}: {}; a sandboxed command wrote this \
+                 version of the file, so it may only tighten settings; review it, and once \
+                 you have changed it (or removed its line from {}) it is trusted again",
+                self.key,
+                self.file.display(),
+                self.reason,
+                crate::sandbox::record_path(&crate::output::spill::default_base()).display()
+            );
+        }
         write!(
             f,
             "ignored `{}` from the untrusted project file {}: {}; to trust this root, add \
@@ -89,6 +104,9 @@ fn admit(key: &str) -> Admit {
             Admit::Stricter(&["false", "true"])
         }
         "sandbox.writable" => Admit::Never("it widens what sandboxed commands may write"),
+        "sandbox.sockets" => Admit::Never("it lets sandboxed commands reach servers outside"),
+        "sandbox.ssh_agent" => Admit::Stricter(&["true", "false"]),
+        "policy.unanswered" => Admit::Stricter(&["confine", "refuse"]),
         "secrets.mode" => Admit::Stricter(&["pass", "redact", "remove"]),
         "policy.default" | "policy.unknown" => Admit::Stricter(&["allow", "ask", "deny"]),
         "audit.enabled" => Admit::Stricter(&["false", "true"]),
@@ -260,6 +278,7 @@ fn unplaced(key: String, reason: &'static str) -> Ignored {
         reason,
         file: PathBuf::new(),
         root: PathBuf::new(),
+        written_in_sandbox: false,
     }
 }
 

@@ -572,6 +572,11 @@ impl Terminals {
         }
     }
 
+    /// How many terminals are open.
+    pub(crate) fn open_count(&self) -> usize {
+        lock(&self.table).len()
+    }
+
     /// SIGKILL to every terminal's process tree.
     pub(crate) fn kill_all(&self) {
         let terminals = std::mem::take(&mut *lock(&self.table));
