@@ -12,6 +12,7 @@ mod config;
 mod errors;
 mod files;
 mod jobs;
+mod lasting;
 mod library;
 mod output;
 mod policy;

@@ -100,9 +100,12 @@ fn check_and_run_follow_the_root_and_config_rules() {
         run.stdout
     );
     assert!(!marker.exists());
-    let run = agent_bash(&[
-        "run", "--root", &root_arg, "--config", &extra_arg, "--", "ls",
-    ]);
+    let run = crate::support::agent_bash_env(
+        &[
+            "run", "--root", &root_arg, "--config", &extra_arg, "--", "ls",
+        ],
+        &[("AGENT_BASH_POLICY_UNANSWERED", "refuse")],
+    );
     assert_eq!(run.code, Some(126));
     assert!(run.stdout.contains("no way to ask"), "{}", run.stdout);
 }
@@ -158,7 +161,11 @@ fn a_command_named_by_the_sessions_environment_runs_and_one_named_by_the_command
     write(&python, "#!/bin/sh\necho \"venv python $*\"\n");
     std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
     let venv_path = venv.path().display().to_string();
-    let env = [("VIRTUAL_ENV", venv_path.as_str())];
+    // An ask is refused here, not run confined: that is what these tests read.
+    let env = [
+        ("VIRTUAL_ENV", venv_path.as_str()),
+        ("AGENT_BASH_POLICY_UNANSWERED", "refuse"),
+    ];
 
     let run = crate::support::agent_bash_env(
         &["run", "--", "\"$VIRTUAL_ENV/bin/python\" -m pytest"],
@@ -247,7 +254,10 @@ fn hint_turns_refusal_into_allow(command: &str, expected_refusal: &str, layer: &
     write(&extra, layer);
     let home_arg = home.path().display().to_string();
     let (harmless_arg, extra_arg) = (harmless.display().to_string(), extra.display().to_string());
-    let env = [("XDG_CONFIG_HOME", home_arg.as_str())];
+    let env = [
+        ("XDG_CONFIG_HOME", home_arg.as_str()),
+        ("AGENT_BASH_POLICY_UNANSWERED", "refuse"),
+    ];
     let run =
         crate::support::agent_bash_env(&["run", "--config", &harmless_arg, "--", command], &env);
     assert_eq!(

@@ -49,6 +49,8 @@ impl Place {
         let mut args = vec!["run", "--root", root];
         if confined {
             args.extend_from_slice(CONFINED);
+        } else {
+            args.extend_from_slice(&["--sandbox", "off"]);
         }
         args.extend_from_slice(&["--", command]);
         agent_bash_env(&args, env)
@@ -392,7 +394,8 @@ fn a_setsid_double_forked_daemon_is_found_and_killed() {
     }
 }
 
-/// The work an agent does keeps working under `workspace-write` (network on).
+/// The work an agent does keeps working under the default sandbox (`workspace-write`,
+/// network on, no settings).
 mod work {
     use super::*;
 
@@ -403,8 +406,6 @@ mod work {
             "--json",
             "--root",
             root.to_str().unwrap(),
-            "--sandbox",
-            "workspace-write",
             "--timeout",
             "600",
             "--",
@@ -457,6 +458,26 @@ mod work {
             "python3 -m venv .venv && .venv/bin/pip install -q six==1.16.0 && \
              .venv/bin/python -c 'import six'",
         );
+    }
+
+    #[test]
+    fn make_and_pytest_in_a_venv() {
+        let place = Place::new("make");
+        std::fs::write(
+            place.root().join("Makefile"),
+            "test:\n\t.venv/bin/python -m pytest -q -p no:cacheprovider test_a.py\n",
+        )
+        .unwrap();
+        std::fs::write(
+            place.root().join("test_a.py"),
+            "def test_a():\n    assert 1\n",
+        )
+        .unwrap();
+        let run = works(
+            &place,
+            "python3 -m venv .venv && .venv/bin/pip install -q pytest && make test",
+        );
+        assert!(run.stdout.contains("1 passed"), "{}", run.stdout);
     }
 
     #[test]
@@ -579,6 +600,7 @@ mod library {
     fn config(supervisor: Option<PathBuf>) -> Config {
         let mut config = Config::default();
         config.sandbox.mode = SandboxMode::WorkspaceWrite;
+        config.sandbox.mode_chosen = true;
         config.supervisor = supervisor;
         config
     }

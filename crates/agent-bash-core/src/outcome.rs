@@ -169,6 +169,12 @@ pub enum Note {
         /// What a person can do to have it run unconfined.
         hint: String,
     },
+    /// The policy would have asked, but only about which files the command deletes or
+    /// changes, and the sandbox confines its writes: it ran without asking.
+    BoundedBySandbox {
+        /// Why the policy would have asked.
+        reason: String,
+    },
     /// The call ran sandboxed, but this kernel cannot enforce all of its mode.
     SandboxGaps {
         /// The sandbox mode (`workspace-write`, `read-only`, or `off` with the network off).

@@ -36,9 +36,11 @@ pub(crate) async fn run(
         .map_err(|reason| Error::OutputDir { reason })?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
     let mut verdict = policy::check(&session.policy, &call.command);
+    let mut bounded = None;
     if verdict.bounded_by_sandbox() && session.confines_writes(call.sandbox) {
         // Its harm is to the files it picks, and the sandbox confines which it can touch.
         verdict.decision = Decision::Allow;
+        bounded = verdict.reason.clone();
     }
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(&call.command, &verdict).await,
@@ -52,7 +54,7 @@ pub(crate) async fn run(
     if unanswered {
         match session.unanswered_sandbox(&call) {
             Ok(sandboxing) => instead = Some(sandboxing),
-            Err(why) => session.notice(why),
+            Err(why) => session.notice(*why),
         }
     }
     let refused = match verdict.decision {
@@ -68,26 +70,28 @@ pub(crate) async fn run(
     }
     session.look_before_call();
     let result = execute(session, &call, hooks, instead.as_ref()).await;
-    session.look_after_call();
+    let confined = instead.is_some() || session.confines_writes(call.sandbox);
+    session.look_after_call(confined);
     // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
     match result {
         Ok(mut finished) => {
             let approved = approved(approval);
             if instead.is_some() {
-                let refusal = render::refusal(
-                    &verdict,
-                    approval,
-                    session.policy.allowing(&call.command).as_ref(),
-                    &session.user_file(),
-                );
-                let reason = verdict.reason.clone().unwrap_or(refusal.reason);
-                finished.outcome.notes.insert(
-                    0,
-                    Note::RanConfined {
-                        reason,
-                        hint: refusal.hint.unwrap_or_default(),
-                    },
-                );
+                let reason = verdict
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the policy asks about it".into());
+                let hint = format!("to run it unconfined, allow it in {}", session.user_file());
+                finished
+                    .outcome
+                    .notes
+                    .insert(0, Note::RanConfined { reason, hint });
+            }
+            if let Some(reason) = bounded {
+                finished
+                    .outcome
+                    .notes
+                    .insert(0, Note::BoundedBySandbox { reason });
             }
             record(session, &call, &mut finished.outcome, &verdict, approved);
             finished.outcome.notes.extend(session.take_sandbox_notice());

@@ -466,7 +466,10 @@ pub fn note(note: &Note) -> String {
             "sandbox off for this session: {reason}; commands run unconfined (`agent-bash sandbox probe` explains)"
         ),
         Note::RanConfined { reason, hint } => format!(
-            "ran confined (workspace-write, no network, .git read-only) instead of asking: {reason}, and this client cannot ask the user; {hint}"
+            "ran confined (no network, .git read-only): this client cannot ask the user; {hint}; asked because {reason}"
+        ),
+        Note::BoundedBySandbox { reason } => format!(
+            "ran without asking, as the sandbox confines which files it can change; asked because {reason}"
         ),
         Note::SandboxGaps { mode, gaps } => {
             format!(

@@ -235,11 +235,13 @@ impl Session {
     pub(crate) fn unanswered_sandbox(
         &self,
         call: &crate::request::Call,
-    ) -> Result<Sandboxing, Note> {
+    ) -> Result<Sandboxing, Box<Note>> {
         let strict = (Some(SandboxMode::WorkspaceWrite), Some(false));
-        let failed = |reason: String| Note::SandboxGaps {
-            mode: "workspace-write, no network (to run an unanswered ask confined)".into(),
-            gaps: vec![reason],
+        let failed = |reason: String| {
+            Box::new(Note::SandboxGaps {
+                mode: "workspace-write, no network (to run an unanswered ask confined)".into(),
+                gaps: vec![reason],
+            })
         };
         let session = self
             .sandboxing(strict)
@@ -287,9 +289,14 @@ impl Session {
         }
     }
 
-    /// After a call: a change to the project's settings file was made in the sandbox.
-    pub(crate) fn look_after_call(&self) {
-        self.project_file.check();
+    /// After a call: a change to the project's settings file was made in the sandbox, if
+    /// the call was confined (or a job or terminal, confined or not, runs on).
+    pub(crate) fn look_after_call(&self, confined: bool) {
+        if confined || self.jobs.running() > 0 || self.terminals.open_count() > 0 {
+            self.project_file.check();
+        } else {
+            self.project_file.settle();
+        }
     }
 
     /// Says `note` in the next result (one at a time).
@@ -356,9 +363,11 @@ impl Session {
             crate::output::spill::default_base(),
         ];
         if let Ok(Some(audit)) = self.audit_path() {
+            use std::os::unix::fs::OpenOptionsExt as _;
             let made = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(&audit);
             if made.is_ok() {
                 own.push(audit);

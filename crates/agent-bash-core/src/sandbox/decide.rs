@@ -444,8 +444,12 @@ mod tests {
     fn off_with_the_network_on_confines_nothing_and_each_mode_its_own_set() {
         let (dir, places) = setup();
         let probe = full_probe();
-        // By default a call is supervised, and nothing confines it.
-        let config = SandboxConfig::default();
+        // Mode `off`: a call is supervised, and nothing confines it.
+        let off = SandboxConfig {
+            mode: SandboxMode::Off,
+            ..SandboxConfig::default()
+        };
+        let config = off.clone();
         let supervised = decide(&config, (None, None), &places, &probe)
             .unwrap()
             .expect("supervised");
@@ -454,7 +458,7 @@ mod tests {
         assert_eq!(supervised.writable, None);
         let direct = SandboxConfig {
             supervise_always: false,
-            ..SandboxConfig::default()
+            ..off.clone()
         };
         assert_eq!(
             decide(&direct, (None, None), &places, &probe).unwrap(),

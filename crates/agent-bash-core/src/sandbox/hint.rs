@@ -204,6 +204,8 @@ mod tests {
             mode: SandboxMode::WorkspaceWrite,
             writable: Some(vec![root.to_path_buf()]),
             read_only: Vec::new(),
+            hide_sockets: false,
+            reachable: vec!["/r".into()],
             network,
             limits: Some(ResourceLimits::default()),
             layers: Layers::default(),

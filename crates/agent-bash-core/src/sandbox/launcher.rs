@@ -751,6 +751,8 @@ mod tests {
                 mode: super::super::SandboxMode::ReadOnly,
                 writable: Some(vec!["/tmp".into()]),
                 read_only: Vec::new(),
+                hide_sockets: false,
+                reachable: vec!["/r".into()],
                 network: false,
                 limits: None,
                 layers: super::super::decide::Layers::default(),

@@ -392,6 +392,11 @@ mod tests {
             Some("[policy]\nunknown = \"allow\""),
         ),
         (
+            "policy.unanswered",
+            Some("[policy]\nunanswered = \"refuse\""),
+            None,
+        ),
+        (
             "policy.disable",
             None,
             Some("[policy]\ndisable = [\"rm-root\"]"),
@@ -422,6 +427,16 @@ mod tests {
             "sandbox.writable",
             None,
             Some("[sandbox]\nwritable = [\"/etc\"]"),
+        ),
+        (
+            "sandbox.sockets",
+            None,
+            Some("[sandbox]\nsockets = [\"/run/docker.sock\"]"),
+        ),
+        (
+            "sandbox.ssh_agent",
+            Some("[sandbox]\nssh_agent = false"),
+            Some("[sandbox]\nssh_agent = true"),
         ),
         (
             "sandbox.protect_git",
