@@ -66,3 +66,32 @@ async def test_a_daemon_that_left_its_session_is_listed_and_killed_with_the_serv
         assert marker in text_of(result), text_of(result)
         assert alive_with(marker)
     assert eventually(lambda: not alive_with(marker)), "the daemon outlived the server"
+
+
+async def test_by_default_an_unanswered_ask_runs_confined_and_a_deny_is_refused():
+    """A client without elicitation (this one) cannot answer an `ask`: under the default
+    sandbox the command runs confined and says so; a `deny` is still a refusal."""
+    root = pathlib.Path(tempfile.mkdtemp(prefix="agent-bash-sandbox-"))
+    outside = outside_dir()
+    for name in ("a.pyc", "sub/b.pyc", "keep.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    try:
+        async with server(str(root)) as session:
+            cleaned = await session.call_tool("bash", {"command": "find . -name '*.pyc' | xargs rm -rf"})
+            assert not cleaned.is_error, text_of(cleaned)
+            assert not (root / "a.pyc").exists() and not (root / "sub/b.pyc").exists()
+            assert (root / "keep.py").exists()
+            assert "note: ran without asking" in text_of(cleaned), text_of(cleaned)
+
+            target = outside / "x"
+            asked = await session.call_tool("bash", {"command": f"X=touch; $X made; $X {target}"})
+            assert (root / "made").exists() and not target.exists(), text_of(asked)
+            assert "note: ran confined (no network, .git read-only)" in text_of(asked), text_of(asked)
+
+            denied = await session.call_tool("bash", {"command": "rm -rf /"})
+            assert denied.is_error and text_of(denied).startswith("[refused by policy: denied")
+    finally:
+        for path in outside.iterdir():
+            path.unlink()
+        outside.rmdir()

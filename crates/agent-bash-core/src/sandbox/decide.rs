@@ -503,7 +503,7 @@ mod tests {
 
         let network_only = SandboxConfig {
             network: false,
-            ..SandboxConfig::default()
+            ..off
         };
         let confined = decide(&network_only, (None, None), &places, &probe)
             .unwrap()

@@ -436,7 +436,7 @@ mod tests {
         (
             "sandbox.ssh_agent",
             Some("[sandbox]\nssh_agent = false"),
-            Some("[sandbox]\nssh_agent = true"),
+            None,
         ),
         (
             "sandbox.protect_git",
