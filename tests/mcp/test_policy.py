@@ -84,7 +84,10 @@ async def test_ask_without_elicitation_is_refused_with_a_hint_and_every_call_is_
     root = project()
     # The project file puts the audit log in the root: a path a project may only set once
     # the user trusts the root.
-    async with server(root, extra_args=("--trust-project",), structured=True) as session:
+    # Refused, not run confined: `policy.unanswered = "refuse"` (test_sandbox.py has the
+    # default).
+    refuse = {"AGENT_BASH_POLICY_UNANSWERED": "refuse"}
+    async with server(root, extra_args=("--trust-project",), structured=True, env=refuse) as session:
         result = await bash(session, "touch unasked")
         assert result.is_error is True
         refused = result.structured_content["refused"]
