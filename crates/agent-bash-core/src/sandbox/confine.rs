@@ -7,7 +7,6 @@
 //! It runs in a forked child of the single-threaded supervisor, so it may allocate. The
 //! seccomp filters are compiled once, in the launcher (`prepare`), and inherited.
 
-use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -17,10 +16,7 @@ use std::sync::OnceLock;
 use landlock::{
     ABI, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use seccompiler::{BpfProgram, TargetArch};
 
 use super::ResourceLimits;
 use super::decide::Confinement;
@@ -35,13 +31,22 @@ pub(super) const ARCH: TargetArch = TargetArch::aarch64;
 /// The Landlock ABI whose rights are asked for (the crate leaves out what the kernel lacks).
 const LANDLOCK_ABI: ABI = ABI::V7;
 
+/// Namespaces the launcher keeps, for a call to enter instead of making its own.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Entered<'a> {
+    /// The shared network namespace of calls without a network.
+    pub(super) offline: Option<BorrowedFd<'a>>,
+    /// The call's mount namespace, made (or kept) by the launcher (`kept`).
+    pub(super) mount: Option<BorrowedFd<'a>>,
+}
+
 /// Confines the calling process as `spec` says. `cgroup`: the call's own pids cgroup, to
-/// join (else it was born in the launcher's); `offline`: the shared network namespace of
-/// calls without a network, to enter instead of making one.
+/// join (else it was born in the launcher's); `entered`: the namespaces to enter instead
+/// of making them.
 pub(super) fn enter(
     spec: &Confinement,
     cgroup: Option<&Cgroup>,
-    offline: Option<BorrowedFd<'_>>,
+    entered: Entered<'_>,
 ) -> Result<(), String> {
     // SAFETY: setsid(2) of this child, which leads no group yet.
     if unsafe { libc::setsid() } < 0 {
@@ -62,7 +67,7 @@ pub(super) fn enter(
     if let Some(resources) = &spec.limits {
         limits(resources)?;
     }
-    namespaces(spec, offline)?;
+    namespaces(spec, entered)?;
     if spec.layers.landlock {
         landlock(spec).map_err(|err| format!("landlock: {err}"))?;
     }
@@ -96,21 +101,29 @@ fn limits(limits: &ResourceLimits) -> Result<(), String> {
     Ok(())
 }
 
-fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(), String> {
+fn namespaces(spec: &Confinement, entered: Entered<'_>) -> Result<(), String> {
     let layers = &spec.layers;
+    let mut flags = 0;
+    if let Some(mount) = entered.mount {
+        // The working directory is entered again by name, in the namespace's mounts.
+        let cwd = std::env::current_dir().map_err(|err| format!("the directory: {err}"))?;
+        // SAFETY: setns(2) of this single-threaded child into a namespace the launcher holds.
+        if unsafe { libc::setns(mount.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
+            return Err(format!("setns: {}", std::io::Error::last_os_error()));
+        }
+        std::env::set_current_dir(&cwd).map_err(|err| format!("chdir {}: {err}", cwd.display()))?;
+    } else if layers.mount_ns {
+        flags |= libc::CLONE_NEWNS;
+    }
     // Read while this process still sees the machine's sockets (a new network namespace
     // lists only its own).
-    let sockets = if spec.hide_sockets {
+    let sockets = if spec.hide_sockets && flags & libc::CLONE_NEWNS != 0 {
         servers_outside(spec)
     } else {
         Vec::new()
     };
-    let mut flags = 0;
-    if layers.mount_ns {
-        flags |= libc::CLONE_NEWNS;
-    }
     if layers.net_ns {
-        match offline {
+        match entered.offline {
             // SAFETY: setns(2) of this single-threaded child into a namespace we hold.
             Some(namespace) => {
                 if unsafe { libc::setns(namespace.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -141,7 +154,7 @@ fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(),
             std::fs::write(file, map).map_err(|err| format!("{file}: {err}"))?;
         }
     }
-    if layers.mount_ns {
+    if flags & libc::CLONE_NEWNS != 0 {
         mounts(spec)?;
         hide(&sockets);
     }
@@ -152,7 +165,7 @@ fn namespaces(spec: &Confinement, offline: Option<BorrowedFd<'_>>) -> Result<(),
 /// leave reachable: the servers outside the sandbox that a confined command must not
 /// reach, whatever they are (tmux, screen, D-Bus, Docker, an X server, a database), since
 /// a server runs what it is told outside the sandbox.
-fn servers_outside(spec: &Confinement) -> Vec<PathBuf> {
+pub(super) fn servers_outside(spec: &Confinement) -> Vec<PathBuf> {
     // __SO_ACCEPTCON: the socket listens.
     const LISTENING: u32 = 0x0001_0000;
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
@@ -178,7 +191,7 @@ fn servers_outside(spec: &Confinement) -> Vec<PathBuf> {
 
 /// Puts `/dev/null` over each socket of `sockets` in this mount namespace: a connection to
 /// it is refused. Best effort: a socket whose file is gone needs nothing.
-fn hide(sockets: &[PathBuf]) {
+pub(super) fn hide(sockets: &[PathBuf]) {
     for socket in sockets {
         let _ = mount(Some(Path::new("/dev/null")), socket, libc::MS_BIND);
     }
@@ -186,7 +199,7 @@ fn hide(sockets: &[PathBuf]) {
 
 /// Makes every mount read-only but the writable set (bind-mounted onto itself first),
 /// then the read-only paths inside it (a protected `.git`).
-fn mounts(spec: &Confinement) -> Result<(), String> {
+pub(super) fn mounts(spec: &Confinement) -> Result<(), String> {
     mount(None, Path::new("/"), libc::MS_REC | libc::MS_PRIVATE)?;
     let Some(writable) = &spec.writable else {
         return Ok(());
@@ -352,127 +365,20 @@ fn landlock(spec: &Confinement) -> Result<(), landlock::RulesetError> {
     created.restrict_self().map(drop)
 }
 
-/// System calls no confined command makes: mounts, new namespaces, kernel modules, reboot,
-/// the kernel's handles to any file, BPF programs.
-const DENIED: &[libc::c_long] = &[
-    libc::SYS_mount,
-    libc::SYS_umount2,
-    libc::SYS_pivot_root,
-    libc::SYS_unshare,
-    libc::SYS_setns,
-    libc::SYS_open_tree,
-    libc::SYS_move_mount,
-    libc::SYS_fsopen,
-    libc::SYS_fsconfig,
-    libc::SYS_fsmount,
-    libc::SYS_fspick,
-    libc::SYS_mount_setattr,
-    libc::SYS_init_module,
-    libc::SYS_finit_module,
-    libc::SYS_delete_module,
-    libc::SYS_kexec_load,
-    libc::SYS_kexec_file_load,
-    libc::SYS_reboot,
-    libc::SYS_swapon,
-    libc::SYS_swapoff,
-    libc::SYS_open_by_handle_at,
-    libc::SYS_bpf,
-];
+/// The seccomp program of calls with (1) and without (0) a network, built once.
+static FILTERS: [OnceLock<BpfProgram>; 2] = [OnceLock::new(), OnceLock::new()];
 
-/// The namespace flags of clone(2) that a confined command may not use.
-const NAMESPACES: &[libc::c_int] = &[
-    libc::CLONE_NEWNS,
-    libc::CLONE_NEWUSER,
-    libc::CLONE_NEWNET,
-    libc::CLONE_NEWPID,
-    libc::CLONE_NEWIPC,
-    libc::CLONE_NEWUTS,
-    libc::CLONE_NEWCGROUP,
-];
-
-/// The seccomp filter of calls with (1) and without (0) a network, compiled once.
-static FILTERS: [OnceLock<Result<BpfProgram, String>>; 2] = [OnceLock::new(), OnceLock::new()];
-
-/// Compiles the filters `spec` needs, so that the processes forked next inherit them.
+/// Builds the programs `spec` needs, so that the processes forked next inherit them.
 pub(super) fn prepare(spec: &Confinement) {
     if spec.layers.seccomp {
         let _ = filters(spec.network);
     }
 }
 
-fn filters(network: bool) -> &'static Result<BpfProgram, String> {
-    FILTERS[usize::from(network)].get_or_init(|| {
-        let [denied, missing] = compile(network).map_err(|err| err.to_string())?;
-        Ok(chain(denied, missing))
-    })
+fn filters(network: bool) -> &'static BpfProgram {
+    FILTERS[usize::from(network)].get_or_init(|| super::filter::program(network))
 }
 
 fn seccomp(spec: &Confinement) -> Result<(), String> {
-    let program = filters(spec.network).as_ref().map_err(Clone::clone)?;
-    seccompiler::apply_filter(program).map_err(|err| err.to_string())
-}
-
-/// One program that runs `first`, and `second` where `first` would allow the call: the
-/// kernel then checks (and compiles) one filter per confined process instead of two.
-fn chain(mut first: BpfProgram, second: BpfProgram) -> BpfProgram {
-    const RET_K: u16 = 0x06;
-    const JMP_JA: u16 = 0x05;
-    const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-    let end = first.len();
-    for (at, instruction) in first.iter_mut().enumerate() {
-        if instruction.code == RET_K && instruction.k == SECCOMP_RET_ALLOW {
-            // An unconditional jump to the first instruction of `second`.
-            instruction.code = JMP_JA;
-            instruction.k = u32::try_from(end - at - 1).unwrap_or(u32::MAX);
-        }
-    }
-    first.extend(second);
-    first
-}
-
-fn compile(network: bool) -> Result<[BpfProgram; 2], seccompiler::Error> {
-    let mut denied: BTreeMap<i64, Vec<SeccompRule>> =
-        DENIED.iter().map(|&call| (call, Vec::new())).collect();
-    let clone_rules = NAMESPACES
-        .iter()
-        .map(|&flag| {
-            let flag = u64::from(flag.cast_unsigned());
-            SeccompRule::new(vec![SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Qword,
-                SeccompCmpOp::MaskedEq(flag),
-                flag,
-            )?])
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    denied.insert(libc::SYS_clone, clone_rules);
-    if !network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?;
-        denied.insert(libc::SYS_socket, vec![SeccompRule::new(vec![not_unix])?]);
-    }
-    // clone3 passes its flags in memory, where a filter cannot look: without it, libc
-    // falls back to clone. io_uring would open sockets past the socket filter.
-    let mut missing: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    missing.insert(libc::SYS_clone3, Vec::new());
-    if !network {
-        missing.insert(libc::SYS_io_uring_setup, Vec::new());
-    }
-    let program = |rules, errno: i32| -> Result<BpfProgram, seccompiler::Error> {
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno.cast_unsigned()),
-            ARCH,
-        )?;
-        Ok(BpfProgram::try_from(filter)?)
-    };
-    Ok([
-        program(denied, libc::EPERM)?,
-        program(missing, libc::ENOSYS)?,
-    ])
+    seccompiler::apply_filter(filters(spec.network)).map_err(|err| err.to_string())
 }

@@ -24,7 +24,7 @@
 use std::ffi::{CString, OsString};
 use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -36,6 +36,7 @@ use rustix::net::{
 use serde::{Deserialize, Serialize};
 
 use super::decide::Confinement;
+use super::kept::Kept;
 use super::probe::{Probe, probe_keeping_network};
 use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
 use super::{ResourceLimits, SandboxConfig, confine};
@@ -468,6 +469,8 @@ struct State {
     /// The shared network namespace of calls without a network: the empty one the probe
     /// made (root only; others make one per call, in their user namespace).
     offline: Option<OwnedFd>,
+    /// The mount namespaces kept for confined calls.
+    kept: Kept,
 }
 
 /// Serves the engine on `socket` until its end closes; then exits.
@@ -511,6 +514,7 @@ fn become_launcher(socket: OwnedFd) -> ! {
         probe: None,
         cgroup: None,
         offline: None,
+        kept: Kept::default(),
     };
     state.serve();
     // The engine is gone or let go. The supervisors go on, each until its control pipe
@@ -684,6 +688,7 @@ impl State {
         } else {
             None
         };
+        let mount = self.kept.namespace(spec).map(|fd| fd.as_raw_fd());
         confine::prepare(spec);
         // SAFETY: this process is single-threaded, so the child may allocate; the child
         // never returns (`supervisor::run` ends in `_exit`).
@@ -696,12 +701,14 @@ impl State {
                 libc::close(socket);
                 libc::close(children);
             }
-            let offline = offline.map(|fd| {
-                // SAFETY: the namespace's descriptor stays open in this child, which never
-                // frees the state that owns it.
-                unsafe { BorrowedFd::borrow_raw(fd) }
-            });
-            supervisor::run(launch, fds, own_cgroup, offline);
+            // SAFETY: the namespaces' descriptors stay open in this child, which never
+            // frees the state that owns them.
+            let borrow = |fd: RawFd| unsafe { BorrowedFd::borrow_raw(fd) };
+            let entered = confine::Entered {
+                offline: offline.map(borrow),
+                mount: mount.map(borrow),
+            };
+            supervisor::run(launch, fds, own_cgroup, entered);
         }
         if pid < 0 {
             let why = format!("fork: {}", io::Error::last_os_error());

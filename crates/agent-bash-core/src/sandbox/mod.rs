@@ -16,7 +16,9 @@
 
 mod confine;
 mod decide;
+mod filter;
 mod hint;
+mod kept;
 pub(crate) mod launcher;
 mod places;
 mod probe;

@@ -17,7 +17,7 @@
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
 use std::io::{Read as _, Write as _};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ pub(super) fn run(
     launch: Launch,
     fds: Vec<OwnedFd>,
     own_cgroup: bool,
-    offline: Option<BorrowedFd<'_>>,
+    entered: confine::Entered<'_>,
 ) -> ! {
     let mut fds = fds.into_iter();
     let (Some(report), Some(control)) = (fds.next(), fds.next()) else {
@@ -80,7 +80,7 @@ pub(super) fn run(
     let started = report
         .try_clone()
         .map_err(|err| format!("the report pipe: {err}"))
-        .and_then(|copy| Supervisor::start(&launch, copy, control, stdio, own_cgroup, offline));
+        .and_then(|copy| Supervisor::start(&launch, copy, control, stdio, own_cgroup, entered));
     let code = match started {
         Ok(mut supervisor) => {
             drop(report);
@@ -164,9 +164,9 @@ impl Supervisor {
         control: OwnedFd,
         stdio: Vec<OwnedFd>,
         own_cgroup: bool,
-        offline: Option<BorrowedFd<'_>>,
+        entered: confine::Entered<'_>,
     ) -> Result<Supervisor, String> {
-        let (shell, children, cgroup) = launch_shell(launch, stdio, own_cgroup, offline)?;
+        let (shell, children, cgroup) = launch_shell(launch, stdio, own_cgroup, entered)?;
         let mut message = vec![STARTED];
         message.extend_from_slice(&shell.to_ne_bytes());
         message.extend_from_slice(&std::process::id().cast_signed().to_ne_bytes());
@@ -316,7 +316,7 @@ fn launch_shell(
     launch: &Launch,
     stdio: Vec<OwnedFd>,
     own_cgroup: bool,
-    offline: Option<BorrowedFd<'_>>,
+    entered: confine::Entered<'_>,
 ) -> Result<(i32, OwnedFd, Option<Cgroup>), String> {
     let spec = &launch.confinement;
     // SAFETY: prctl(2) and signal(2) on this process alone.
@@ -338,7 +338,7 @@ fn launch_shell(
         return Ok((pid, children, None));
     }
     let forked =
-        place_stdio(launch, stdio).and_then(|()| fork_shell(launch, cgroup.as_ref(), offline));
+        place_stdio(launch, stdio).and_then(|()| fork_shell(launch, cgroup.as_ref(), entered));
     match forked {
         Ok(pid) => Ok((pid, children, cgroup)),
         Err(why) => {
@@ -369,7 +369,7 @@ fn spawn_shell(launch: &Launch, stdio: &[OwnedFd]) -> Result<i32, String> {
 fn fork_shell(
     launch: &Launch,
     cgroup: Option<&Cgroup>,
-    offline: Option<BorrowedFd<'_>>,
+    entered: confine::Entered<'_>,
 ) -> Result<i32, String> {
     let (errors, error_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|err| format!("pipe: {err}"))?;
@@ -378,7 +378,7 @@ fn fork_shell(
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         drop(errors);
-        let why = match confine::enter(&launch.confinement, cgroup, offline) {
+        let why = match confine::enter(&launch.confinement, cgroup, entered) {
             Ok(()) => exec(&launch.argv, &launch.env),
             Err(why) => why,
         };
