@@ -172,12 +172,35 @@ fn a_project_file_written_inside_is_not_trusted_by_the_next_session() {
         );
         if !off {
             assert!(
-                run.stderr.contains("a sandboxed command wrote"),
+                run.stderr.contains("changed while sandboxed commands ran"),
                 "{}",
                 run.stderr
             );
         }
     }
+    // Another project's file, written from this one (both under the temporary directory).
+    let place = Place::new("project-file-other");
+    let other = place.path("tmp/other");
+    std::fs::create_dir(&other).unwrap();
+    let file = format!("[sandbox]\nmode = \"off\"\n# {}\n", marker("other"));
+    place.run(
+        false,
+        &format!("printf '{file}' > {}/.agent-bash.toml", other.display()),
+    );
+    assert_eq!(read(&other.join(".agent-bash.toml")), file);
+    let target = place.outside.join("other");
+    let run = crate::support::agent_bash_env(
+        &[
+            "run",
+            "--root",
+            other.to_str().unwrap(),
+            "--trust-project",
+            "--",
+            &format!("echo x > {}", target.display()),
+        ],
+        &[("HOME", place.home().to_str().unwrap())],
+    );
+    assert!(!target.exists(), "{}{}", run.stdout, run.stderr);
     // An existing one stays read-only inside.
     let place = Place::new("project-file-exists");
     let file = place.project().join(".agent-bash.toml");
@@ -378,4 +401,33 @@ fn an_ask_nobody_can_answer_runs_confined_and_a_deny_stays_refused() {
         "{}",
         run.stdout
     );
+}
+
+/// A session killed while its confined command ran cannot close its window: the project
+/// file that command wrote is still not trusted by the next session.
+#[test]
+fn a_project_file_written_by_a_killed_session_is_not_trusted() {
+    let place = Place::new("project-file-killed");
+    let file = format!("[sandbox]\nmode = \"off\"\n# {}\n", marker("killed"));
+    let written = place.project().join(".agent-bash.toml");
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_agent-bash"))
+        .args(["run", "--root", place.project().to_str().unwrap(), "--"])
+        .arg(format!("printf '{file}' > .agent-bash.toml; sleep 30"))
+        .env("HOME", place.home())
+        .env("TMPDIR", place.path("tmp"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wrote = crate::support::eventually(crate::support::DEADLINE, || read(&written) == file);
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    assert!(wrote);
+    let target = place.outside.join("x");
+    let run = place.run_with(
+        false,
+        &["--trust-project"],
+        &[],
+        &format!("echo x > {}", target.display()),
+    );
+    assert!(!target.exists(), "{}{}", run.stdout, run.stderr);
 }

@@ -175,6 +175,12 @@ pub enum Note {
         /// Why the policy would have asked.
         reason: String,
     },
+    /// A confined command made something in git that git would run or follow outside
+    /// the sandbox, where no mount could keep it; agent-bash moved it aside.
+    MovedAside {
+        /// What was moved, why, and where to.
+        what: String,
+    },
     /// The call ran sandboxed, but this kernel cannot enforce all of its mode.
     SandboxGaps {
         /// The sandbox mode (`workspace-write`, `read-only`, or `off` with the network off).

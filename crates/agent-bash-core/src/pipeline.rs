@@ -68,10 +68,10 @@ pub(crate) async fn run(
         refusal.outcome.notes.extend(session.jobs.take_notices());
         return Ok(refusal);
     }
-    session.look_before_call();
-    let result = execute(session, &call, hooks, instead.as_ref()).await;
     let confined = instead.is_some() || session.confines_writes(call.sandbox);
-    session.look_after_call(confined);
+    session.confined_work_starts(confined);
+    let result = execute(session, &call, hooks, instead.as_ref()).await;
+    let moved = session.confined_work_may_end();
     // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
     match result {
         Ok(mut finished) => {
@@ -93,6 +93,7 @@ pub(crate) async fn run(
                     .notes
                     .insert(0, Note::BoundedBySandbox { reason });
             }
+            finished.outcome.notes.extend(moved);
             record(session, &call, &mut finished.outcome, &verdict, approved);
             finished.outcome.notes.extend(session.take_sandbox_notice());
             finished.outcome.notes.extend(session.jobs.take_notices());

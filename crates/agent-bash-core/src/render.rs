@@ -471,6 +471,7 @@ pub fn note(note: &Note) -> String {
         Note::BoundedBySandbox { reason } => format!(
             "ran without asking, as the sandbox confines which files it can change; asked because {reason}"
         ),
+        Note::MovedAside { what } => what.clone(),
         Note::SandboxGaps { mode, gaps } => {
             format!(
                 "sandbox `{mode}`: this kernel does not enforce: {}",

@@ -57,10 +57,10 @@ pub struct Session {
     /// What the first result says of the default sandbox: why it is off, or what this
     /// kernel leaves of it unenforced (taken by that result).
     sandbox_notice: Mutex<Option<Note>>,
-    /// The project's settings file, which a confined command may create: a version written
-    /// while one ran is recorded, and not trusted by the next session. Last, so that it
-    /// takes its last look once the jobs and terminals are gone.
-    project_file: sandbox::Watched,
+    /// The windows of time during which confined commands of the session ran: a settings
+    /// file changed inside one is not trusted by a later session. Last, so that its window
+    /// closes once the jobs and terminals are gone.
+    windows: sandbox::Windows,
 }
 
 /// Whether calls are recorded, and where.
@@ -162,10 +162,7 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
-        let project_file = sandbox::Watched::new(
-            root.join(crate::settings::PROJECT_FILE),
-            crate::output::spill::default_base(),
-        );
+        let windows = sandbox::Windows::new(sandbox::state_dir(), &root);
         let mut session = Session {
             root,
             env,
@@ -183,7 +180,7 @@ impl Session {
             supervising: OnceLock::new(),
             terminals: Terminals::default(),
             sandbox_notice: Mutex::new(None),
-            project_file,
+            windows,
         };
         session.check_sandbox()?;
         Ok(session)
@@ -279,24 +276,28 @@ impl Session {
             .is_ok_and(|confinement| confinement.is_some_and(|c| c.confines_writes()))
     }
 
-    /// Before a call: a change to the project's settings file since the last look is the
-    /// user's when nothing confined could have made it (no job, no terminal ran meanwhile).
-    pub(crate) fn look_before_call(&self) {
-        if self.jobs.running() == 0 && self.terminals.open_count() == 0 {
-            self.project_file.settle();
-        } else {
-            self.project_file.check();
+    /// Before a call that `confined` commands run: its window opens.
+    pub(crate) fn confined_work_starts(&self, confined: bool) {
+        if confined {
+            self.windows.open();
         }
     }
 
-    /// After a call: a change to the project's settings file was made in the sandbox, if
-    /// the call was confined (or a job or terminal, confined or not, runs on).
-    pub(crate) fn look_after_call(&self, confined: bool) {
-        if confined || self.jobs.running() > 0 || self.terminals.open_count() > 0 {
-            self.project_file.check();
-        } else {
-            self.project_file.settle();
+    /// After a call: what confined commands made in git where no mount keeps it is moved
+    /// aside (said in the notes returned); the window closes when no job or terminal runs.
+    pub(crate) fn confined_work_may_end(&self) -> Vec<Note> {
+        let moved = self
+            .sandboxing
+            .get()
+            .map(|sandboxing| sandboxing.git.check())
+            .unwrap_or_default();
+        if self.jobs.running() == 0 && self.terminals.open_count() == 0 {
+            self.windows.close();
         }
+        moved
+            .into_iter()
+            .map(|what| Note::MovedAside { what })
+            .collect()
     }
 
     /// Says `note` in the next result (one at a time).
@@ -360,8 +361,17 @@ impl Session {
         let mut own = vec![
             self.root.join(crate::settings::PROJECT_FILE),
             self.spill_dir.parent().to_path_buf(),
-            crate::output::spill::default_base(),
         ];
+        if let Some(state) = sandbox::state_dir() {
+            use std::os::unix::fs::DirBuilderExt as _;
+            let made = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&state);
+            if made.is_ok() {
+                own.push(state);
+            }
+        }
         if let Ok(Some(audit)) = self.audit_path() {
             use std::os::unix::fs::OpenOptionsExt as _;
             let made = std::fs::OpenOptions::new()
@@ -797,6 +807,9 @@ impl Session {
         open: TerminalOpen,
         approver: &impl Approver,
     ) -> Result<TerminalAnswer, Error> {
+        // A terminal runs under the session's sandbox: its window opens first, and closes
+        // at a later call once no terminal is open (which also looks at git).
+        self.confined_work_starts(self.confines_writes((None, None)));
         self.terminals.open(self, open, approver).await
     }
 

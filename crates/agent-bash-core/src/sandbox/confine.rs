@@ -227,8 +227,30 @@ pub(super) fn mounts(spec: &Confinement) -> Result<(), String> {
         writable_mounts.push(path);
     }
     read_only(Path::new("/"), true)?;
-    for path in writable_mounts {
+    for path in &writable_mounts {
         read_only(path, false)?;
+    }
+    // A protected place's directories, up to its writable mount, become mounts of their
+    // own (writable, as before): a mount cannot be renamed or removed, so that no
+    // command moves `.git` or `~/.config` aside and puts a directory of its own in place.
+    let mut pinned: Vec<&Path> = Vec::new();
+    for path in &spec.read_only {
+        let Some(top) = writable_mounts.iter().find(|top| path.starts_with(top)) else {
+            continue;
+        };
+        for dir in path.ancestors().skip(1) {
+            if dir == *top || !dir.starts_with(top) {
+                break;
+            }
+            if !pinned.contains(&dir) && !spec.read_only.iter().any(|p| p == dir) {
+                pinned.push(dir);
+            }
+        }
+    }
+    // Outermost first, so that an inner bind is made inside the outer one.
+    pinned.sort_by_key(|dir| dir.components().count());
+    for dir in pinned {
+        mount(Some(dir), dir, libc::MS_BIND | libc::MS_REC)?;
     }
     for path in &spec.read_only {
         mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
@@ -351,12 +373,15 @@ fn landlock(spec: &Confinement) -> Result<(), landlock::RulesetError> {
     let mut created = ruleset
         .scope(Scope::Signal | Scope::AbstractUnixSocket)?
         .create()?;
+    // Writable places may not get device nodes: a new node reaches its device (a disk, the
+    // kernel's log) whatever rule covers the device's own path.
+    let no_devices = write & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     for path in spec.writable.iter().flatten() {
         let Ok(fd) = PathFd::new(path) else {
             continue;
         };
         let access = if path.is_dir() {
-            write
+            no_devices
         } else {
             write & AccessFs::from_file(LANDLOCK_ABI)
         };

@@ -19,6 +19,8 @@ pub(crate) struct Sandboxing {
     pub(crate) config: SandboxConfig,
     pub(crate) places: Places,
     pub(crate) launcher: &'static Launcher,
+    /// What confined calls make in git where no mount can keep it (shared by clones).
+    pub(crate) git: std::sync::Arc<super::GitGuard>,
 }
 
 impl Sandboxing {
@@ -35,10 +37,13 @@ impl Sandboxing {
         env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Sandboxing, Error> {
         let launcher = Launcher::get(config.supervisor.as_deref())?;
+        let places = Places::find(root, own, env);
+        let git = std::sync::Arc::new(super::GitGuard::new(root, &places.git));
         Ok(Sandboxing {
             config: config.sandbox.clone(),
-            places: Places::find(root, own, env),
+            places,
             launcher,
+            git,
         })
     }
 
@@ -52,6 +57,7 @@ impl Sandboxing {
             config: config.sandbox.clone(),
             places: Places::default(),
             launcher: Launcher::get(config.supervisor.as_deref())?,
+            git: std::sync::Arc::new(super::GitGuard::new(Path::new("/nonexistent"), &[])),
         })
     }
 

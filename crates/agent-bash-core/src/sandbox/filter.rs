@@ -4,9 +4,10 @@
 //! it tests each rule on its own, and a 64-bit argument as two words. The kernel converts
 //! and compiles a program on every load, about 0.55 µs an instruction here on top of 15 µs
 //! (measured by loading programs of 2 to 400 instructions in 200 forked children), and
-//! every confined call loads it: 0.1 ms a call. This one is 35 to 41 instructions: a jump
+//! every confined call loads it: 0.1 ms a call. This one is 53 to 57 instructions: a jump
 //! per denied call to one shared return, and one test of the argument word that matters
-//! (the namespace flags of `clone`, the family of `socket`). seccompiler still applies it.
+//! (the namespace flags of `clone`, the family of `socket`, the request of `ioctl`, the
+//! file type of `mknod`). seccompiler still applies it.
 
 use seccompiler::{BpfProgram, sock_filter};
 
@@ -35,7 +36,22 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_swapoff,
     libc::SYS_open_by_handle_at,
     libc::SYS_bpf,
+    // The clock: a file's change time tells whether a confined command wrote it
+    // (`sandbox::written`), and no command of ours needs to set the time.
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_adjtimex,
+    libc::SYS_clock_adjtime,
 ];
+
+/// ioctl(2) requests no confined command makes: pushing input into a terminal (its own,
+/// or the user's shell's terminal, which root may open), the Linux console's requests.
+const IOCTLS: &[u32] = &[0x5412 /* TIOCSTI */, 0x541c /* TIOCLINUX */];
+
+/// The file types mknod(2) may not make: device nodes, which reach a disk or the kernel's
+/// log past every path rule (the node is new, its device is not).
+const S_IFMT: u32 = 0o170_000;
+const DEVICES: &[u32] = &[0o020_000 /* S_IFCHR */, 0o060_000 /* S_IFBLK */];
 
 /// The namespace flags of clone(2) that a confined command may not use.
 const NAMESPACES: libc::c_int = libc::CLONE_NEWNS
@@ -57,6 +73,8 @@ const AUDIT_ARCH: u32 = 0xc000_00b7;
 const NR: u32 = 0;
 const ARCH_AT: u32 = 4;
 const ARG0_LOW: u32 = 16;
+const ARG1_LOW: u32 = 24;
+const ARG2_LOW: u32 = 32;
 
 // Classic BPF opcodes.
 const LD_W_ABS: u16 = 0x20;
@@ -64,6 +82,7 @@ const JEQ_K: u16 = 0x15;
 const JGE_K: u16 = 0x35;
 const JSET_K: u16 = 0x45;
 const RET_K: u16 = 0x06;
+const AND_K: u16 = 0x54;
 
 const RET_ALLOW: u32 = 0x7fff_0000;
 const RET_ERRNO: u32 = 0x0005_0000;
@@ -78,6 +97,9 @@ enum To {
     Enosys,
     Clone,
     Socket,
+    Ioctl,
+    Mknod,
+    Mknodat,
     Kill,
 }
 
@@ -94,6 +116,18 @@ impl Builder {
 
     fn jump(&mut self, code: u16, k: u32, yes: To, no: To) {
         self.code.push((code, yes, no, k));
+    }
+
+    /// `EPERM` when the accumulator is one of `values`, else allow.
+    fn deny_any(&mut self, values: &[u32]) {
+        for (at, &value) in values.iter().enumerate() {
+            let otherwise = if at + 1 == values.len() {
+                To::Allow
+            } else {
+                To::Next
+            };
+            self.jump(JEQ_K, value, To::Eperm, otherwise);
+        }
     }
 
     fn label(&mut self, to: To) {
@@ -151,6 +185,10 @@ pub(super) fn program(network: bool) -> BpfProgram {
         b.jump(JEQ_K, number(call), To::Eperm, To::Next);
     }
     b.jump(JEQ_K, number(libc::SYS_clone), To::Clone, To::Next);
+    b.jump(JEQ_K, number(libc::SYS_ioctl), To::Ioctl, To::Next);
+    b.jump(JEQ_K, number(libc::SYS_mknodat), To::Mknodat, To::Next);
+    #[cfg(target_arch = "x86_64")]
+    b.jump(JEQ_K, number(libc::SYS_mknod), To::Mknod, To::Next);
     b.jump(JEQ_K, number(libc::SYS_clone3), To::Enosys, To::Next);
     if !network {
         b.jump(JEQ_K, number(libc::SYS_socket), To::Socket, To::Next);
@@ -165,6 +203,17 @@ pub(super) fn program(network: bool) -> BpfProgram {
     b.label(To::Clone);
     b.op(LD_W_ABS, ARG0_LOW);
     b.jump(JSET_K, NAMESPACES.cast_unsigned(), To::Eperm, To::Allow);
+    // The request is an `unsigned int`: the kernel ignores the argument's high word too.
+    b.label(To::Ioctl);
+    b.op(LD_W_ABS, ARG1_LOW);
+    b.deny_any(IOCTLS);
+    // mknod(path, mode, dev) and mknodat(dirfd, path, mode, dev): the type in the mode.
+    for (label, mode) in [(To::Mknod, ARG1_LOW), (To::Mknodat, ARG2_LOW)] {
+        b.label(label);
+        b.op(LD_W_ABS, mode);
+        b.op(AND_K, S_IFMT);
+        b.deny_any(DEVICES);
+    }
     if !network {
         b.label(To::Socket);
         b.op(LD_W_ABS, ARG0_LOW);
@@ -190,12 +239,22 @@ fn number(call: libc::c_long) -> u32 {
 mod tests {
     use super::*;
 
-    /// Runs `program` on one call, as the kernel would (the few opcodes it uses).
     fn run(program: &[sock_filter], nr: libc::c_long, arch: u32, arg0: u32) -> u32 {
+        interpret(program, nr, arch, [arg0, 0, 0])
+    }
+
+    fn run_args(program: &[sock_filter], nr: libc::c_long, args: [u32; 3]) -> u32 {
+        interpret(program, nr, AUDIT_ARCH, args)
+    }
+
+    /// Runs `program` on one call, as the kernel would (the few opcodes it uses).
+    fn interpret(program: &[sock_filter], nr: libc::c_long, arch: u32, args: [u32; 3]) -> u32 {
         let data = |offset: u32| match offset {
             NR => number(nr),
             ARCH_AT => arch,
-            ARG0_LOW => arg0,
+            ARG0_LOW => args[0],
+            ARG1_LOW => args[1],
+            ARG2_LOW => args[2],
             other => panic!("offset {other}"),
         };
         let (mut pc, mut a) = (0usize, 0u32);
@@ -210,6 +269,10 @@ mod tests {
                 JEQ_K => jump(a == ins.k),
                 JGE_K => jump(a >= ins.k),
                 JSET_K => jump(a & ins.k != 0),
+                AND_K => {
+                    a &= ins.k;
+                    pc + 1
+                }
                 RET_K => return ins.k,
                 other => panic!("opcode {other:#x}"),
             };
@@ -222,7 +285,7 @@ mod tests {
         let enosys = RET_ERRNO | libc::ENOSYS.cast_unsigned();
         for network in [true, false] {
             let p = program(network);
-            assert!(p.len() <= 45, "{} instructions", p.len());
+            assert!(p.len() <= 60, "{} instructions", p.len());
             for &call in DENIED {
                 assert_eq!(run(&p, call, AUDIT_ARCH, 0), eperm, "{call}");
             }
@@ -247,6 +310,23 @@ mod tests {
             assert_eq!(run(&p, libc::SYS_io_uring_setup, AUDIT_ARCH, 0), uring);
             #[cfg(target_arch = "x86_64")]
             assert_eq!(run(&p, 0x4000_00a5, AUDIT_ARCH, 0), eperm, "x32 mount");
+            assert_eq!(
+                run_args(&p, libc::SYS_ioctl, [3, 0x5412, 0]),
+                eperm,
+                "TIOCSTI"
+            );
+            assert_eq!(
+                run_args(&p, libc::SYS_ioctl, [3, 0x5413, 0]),
+                RET_ALLOW,
+                "TIOCGWINSZ"
+            );
+            let fifo = 0o010_644;
+            for (mode, expected) in [(0o020_600, eperm), (0o060_600, eperm), (fifo, RET_ALLOW)] {
+                assert_eq!(run_args(&p, libc::SYS_mknodat, [3, 0, mode]), expected);
+                #[cfg(target_arch = "x86_64")]
+                assert_eq!(run_args(&p, libc::SYS_mknod, [0, mode, 0]), expected);
+            }
+            assert_eq!(run(&p, libc::SYS_clock_settime, AUDIT_ARCH, 0), eperm);
         }
     }
 }

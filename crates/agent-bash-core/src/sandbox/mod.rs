@@ -17,6 +17,7 @@
 mod confine;
 mod decide;
 mod filter;
+mod gitguard;
 mod hint;
 mod kept;
 pub(crate) mod launcher;
@@ -31,11 +32,12 @@ use serde::{Deserialize, Serialize};
 
 pub use decide::gaps_of;
 pub(crate) use decide::{Confinement, Sandboxing, confines, decide, wanted};
+pub(crate) use gitguard::GitGuard;
 pub(crate) use hint::hint;
 pub use launcher::{release_launcher, start_launcher, stop_launcher};
 pub use probe::{Probe, probe};
 pub use supervisor::supervise_if_asked;
-pub(crate) use written::{Watched, record_path, written_in_sandbox};
+pub(crate) use written::{Windows, changed_in_window, state_dir};
 
 /// How much a sandboxed command may write.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -36,11 +36,62 @@ const HOME_CACHES: &[(&str, Option<&str>)] = &[
     (".pnpm-store", Some("pnpm")),
     (".local/share/pnpm/store", Some("pnpm")),
     (".bun", Some("bun")),
-    (".deno", Some("deno")),
     (".gradle", Some("gradle")),
     (".m2", Some("mvn")),
     ("go", Some("go")),
 ];
+
+/// A tool home's place under the home, its variable, its data directories and files.
+type DataOnly = (
+    &'static str,
+    Option<&'static str>,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// Tool homes that keep code beside their data (`~/.cargo/bin`, `~/.cargo/config.toml`):
+/// only their data is writable, so that no file that runs later can be made there, even
+/// one that does not exist yet. Each: the directory under the home, the variable that moves
+/// it, its data directories, and its data files (lock files and databases the tool writes
+/// beside the code, made empty when missing, as the tool would).
+const DATA_ONLY: &[DataOnly] = &[
+    (
+        ".cargo",
+        Some("CARGO_HOME"),
+        &["registry", "git"],
+        &[".package-cache", ".package-cache-mutate", ".global-cache"],
+    ),
+    ("go", Some("GOPATH"), &["pkg"], &[]),
+    (".m2", None, &["repository"], &[]),
+    (".bun", None, &["install"], &[]),
+    (".yarn", None, &["berry"], &[]),
+];
+
+/// The writable data of the tool home `dir` if it keeps code beside its data (`DATA_ONLY`,
+/// found by its place under the home or by its variable), else `dir` itself. Missing data
+/// places are made when `dir` exists.
+fn data_of(dir: PathBuf, home_entry: Option<&str>, variable: Option<&str>) -> Vec<PathBuf> {
+    let Some((_, _, dirs, files)) = DATA_ONLY.iter().find(|(entry, name, _, _)| {
+        home_entry == Some(*entry) || (variable.is_some() && variable == *name)
+    }) else {
+        return vec![dir];
+    };
+    if dir.is_dir() {
+        for sub in *dirs {
+            let _ = std::fs::create_dir_all(dir.join(sub));
+        }
+        for file in *files {
+            let _ = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(file));
+        }
+    }
+    dirs.iter()
+        .chain(files.iter())
+        .map(|sub| dir.join(sub))
+        .collect()
+}
 
 /// Variables that move a tool's cache elsewhere: where they point is writable too.
 const CACHE_VARIABLES: &[&str] = &[
@@ -156,26 +207,32 @@ impl Places {
         let mut extra = vec![std::env::temp_dir(), "/tmp".into(), "/var/tmp".into()];
         if let Some(home) = &home {
             let path = env("PATH").unwrap_or_default();
-            for (dir, tool) in HOME_CACHES {
-                let dir = home.join(dir);
+            for (entry, tool) in HOME_CACHES {
+                let dir = home.join(entry);
                 if !dir.exists() && tool.is_none_or(|tool| on_path(tool, &path)) {
                     // Best effort: a cache the tool cannot create in the sandbox.
                     let _ = std::fs::create_dir_all(&dir);
                 }
-                extra.push(dir);
+                extra.extend(data_of(dir, Some(entry), None));
             }
         }
-        extra.extend(
-            CACHE_VARIABLES
-                .iter()
-                .filter_map(|name| env(name))
-                .map(PathBuf::from)
-                .filter(|path| path.is_absolute()),
-        );
+        for name in CACHE_VARIABLES {
+            let Some(dir) = env(name).map(PathBuf::from).filter(|p| p.is_absolute()) else {
+                continue;
+            };
+            extra.extend(data_of(dir, None, Some(name)));
+        }
         let git = git_dirs(root);
         extra.extend(git.iter().filter(|dir| !dir.starts_with(root)).cloned());
         let mut protected = own.to_vec();
         protected.extend(git_code(&git));
+        // A work tree's `.git` file names its git directory: it is code too.
+        protected.extend(
+            root.ancestors()
+                .map(|dir| dir.join(".git"))
+                .find(|dot_git| dot_git.exists())
+                .filter(|dot_git| dot_git.is_file()),
+        );
         if let Some(home) = &home {
             for dir in CODE_DIRS {
                 make_missing(&home.join(dir));
@@ -375,8 +432,12 @@ mod tests {
                 "{path}: {places:?}"
             );
         }
-        // Data stays writable: the cargo home is, its registry is not protected.
-        assert!(places.extra.contains(&home.join(".cargo")));
+        // Only the cargo home's data is writable: its registry, git checkouts and lock
+        // files, not the home itself (where a `config.toml` could be made).
+        assert!(!places.extra.contains(&home.join(".cargo")));
+        for data in [".cargo/registry", ".cargo/git", ".cargo/.package-cache"] {
+            assert!(places.extra.contains(&home.join(data)), "{data}");
+        }
         assert!(!places.protected.iter().any(|p| p.ends_with("registry")));
     }
 
@@ -401,6 +462,9 @@ mod tests {
         assert!(places.extra.contains(&home.join(".cache")));
         assert!(places.extra.contains(&home.join(".npm")));
         assert!(!home.join(".gradle").exists());
-        assert!(places.extra.contains(&cargo_home.canonicalize().unwrap()));
+        // CARGO_HOME moves the cargo home: its data is writable there.
+        let cargo_home = cargo_home.canonicalize().unwrap();
+        assert!(places.extra.contains(&cargo_home.join("registry")));
+        assert!(!places.extra.contains(&cargo_home));
     }
 }

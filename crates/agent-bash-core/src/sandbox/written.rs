@@ -1,113 +1,233 @@
-//! Files that decide what a later session does, which a confined command may create where
-//! no read-only mount can cover them (a mount needs an existing file): the project's
-//! settings file. The session watches it; a version that appeared or changed while confined
-//! commands ran is recorded by its SHA-256 in the state directory (out of the sandbox's
-//! reach), and the settings do not trust that version (`settings::trust`).
+//! Files that decide what a later session does but that no read-only mount can keep: a
+//! project's settings file that does not exist yet (a mount needs a file), or that of
+//! another project under a writable place. Whatever wrote such a file, it wrote it at a
+//! time the kernel records (its change time, which no confined command can set: the clock
+//! calls are filtered). So every session records, in the user's state directory (outside
+//! every sandbox's reach), the windows of time during which confined commands of its ran,
+//! and a settings file changed inside one is read as an untrusted one (`settings::load`).
+//!
+//! A window opens before a confined call starts and closes when the call is over and no
+//! job or terminal of the session runs; one that a killed session left open ends when the
+//! next look finds that session gone. `touch` (or any change) made after the window makes
+//! the file the user's again.
 
+use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-use sha2::{Digest as _, Sha256};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The record's name in the state directory.
-const RECORD: &str = "written-in-sandbox";
+const RECORD: &str = "confined-windows";
 
-/// What tells one version of a file from another without reading it.
-type Identity = Option<(u64, u64, i64, i64, u64)>;
+/// The change time of a file is the kernel's coarse clock: up to a tick (4 ms at 250 Hz)
+/// behind the precise one that dates windows. Windows are widened by this much.
+const SLACK_NS: u128 = 50_000_000;
 
-fn identity(path: &Path) -> Identity {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    Some((
-        meta.ino(),
-        meta.size(),
-        meta.mtime_nsec(),
-        meta.ctime_nsec(),
-        meta.ctime().cast_unsigned(),
-    ))
+/// Past this many lines, the record is rewritten with its oldest windows merged into one
+/// (which flags more files, never fewer).
+const MOST_LINES: usize = 20_000;
+
+/// The user's state directory of agent-bash: `$XDG_STATE_HOME/agent-bash`, else
+/// `~/.local/state/agent-bash`. Under the home directory, which no sandbox makes writable
+/// (but a project root at or above it, where it is kept read-only).
+pub(crate) fn state_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| Some(PathBuf::from(std::env::var_os("HOME")?).join(".local/state")))?;
+    Some(base.join("agent-bash"))
 }
 
-/// One watched file, and the version of it last seen.
+fn now_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos())
+}
+
+/// This process, as the record names it: its pid and its start time (a pid is reused).
+fn this_process() -> String {
+    format!(
+        "{}.{}",
+        std::process::id(),
+        start_time(std::process::id()).unwrap_or(0)
+    )
+}
+
+/// The start time of process `pid` in clock ticks since boot (`/proc/PID/stat`, field 22).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count from the closing parenthesis.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn alive(process: &str) -> bool {
+    let Some((pid, start)) = process.split_once('.') else {
+        return false;
+    };
+    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+        return false;
+    };
+    start_time(pid) == Some(start)
+}
+
+/// The session's windows: opened before confined work, closed when none runs.
 #[derive(Debug)]
-pub(crate) struct Watched {
-    path: PathBuf,
-    state: PathBuf,
-    seen: Mutex<Identity>,
+pub(crate) struct Windows {
+    record: Option<PathBuf>,
+    process: String,
+    /// The session's root: a window can have changed files under it (and the temporary
+    /// directories and caches, which every window counts for).
+    root: PathBuf,
+    /// The record, open for appending, while a window is open.
+    open: Mutex<Option<File>>,
 }
 
-impl Watched {
-    /// Watches `path`, recording confined writes to it in the state directory `state`.
-    pub(crate) fn new(path: PathBuf, state: PathBuf) -> Watched {
-        let seen = Mutex::new(identity(&path));
-        Watched { path, state, seen }
+impl Windows {
+    /// The windows of this process's session rooted at `root`, recorded in `state` (when
+    /// there is one).
+    pub(crate) fn new(state: Option<PathBuf>, root: &Path) -> Windows {
+        Windows {
+            record: state.map(|dir| dir.join(RECORD)),
+            process: this_process(),
+            root: root.to_path_buf(),
+            open: Mutex::new(None),
+        }
     }
 
-    /// Takes the file as it is now as the user's (no confined command ran since it was
-    /// last seen).
-    pub(crate) fn settle(&self) {
-        *crate::lock(&self.seen) = identity(&self.path);
-    }
-
-    /// Records the file as written in the sandbox if it changed since it was last seen.
-    pub(crate) fn check(&self) {
-        let now = identity(&self.path);
-        let mut seen = crate::lock(&self.seen);
-        if *seen == now {
+    /// Opens a window (if none is open) before confined work starts.
+    pub(crate) fn open(&self) {
+        let mut open = crate::lock(&self.open);
+        if open.is_some() {
             return;
         }
-        *seen = now;
-        if let Ok(text) = std::fs::read(&self.path) {
-            let _ = record(&self.state, &self.path, &text);
+        let Some(record) = &self.record else { return };
+        let Ok(mut file) = append(record) else { return };
+        let root = self.root.display();
+        if writeln!(file, "S {} {} {root}", self.process, now_ns()).is_ok() {
+            *open = Some(file);
+        }
+    }
+
+    /// Closes the open window: no confined work of the session runs now.
+    pub(crate) fn close(&self) {
+        if let Some(mut file) = crate::lock(&self.open).take() {
+            let _ = writeln!(file, "E {} {}", self.process, now_ns());
         }
     }
 }
 
-impl Drop for Watched {
-    /// The session's last look: its jobs and terminals are gone by now.
+impl Drop for Windows {
+    /// The session's end: its jobs and terminals are gone by now.
     fn drop(&mut self) {
-        self.check();
+        self.close();
     }
 }
 
-fn digest(text: &[u8]) -> String {
-    Sha256::digest(text)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
-
-fn record(state: &Path, path: &Path, text: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(state)?;
-    let mut file = std::fs::OpenOptions::new()
+fn append(record: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    if let Some(dir) = record.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(state.join(RECORD))?;
-    writeln!(file, "{} {}", digest(text), path.display())
+        .mode(0o600)
+        .open(record)
 }
 
-/// Whether the file at `path`, as it is now, was written by a confined command (its
-/// content's digest is recorded in the state directory `state`).
-pub(crate) fn written_in_sandbox(state: &Path, path: &Path) -> bool {
-    let Ok(record) = std::fs::read_to_string(state.join(RECORD)) else {
-        return false;
+/// A window: when it started and ended (ns since the epoch), and the session's root.
+type Window = (u128, u128, PathBuf);
+
+/// The windows in the record of `state`; a window of a session that is gone without
+/// closing it ends now (and the record says so).
+fn windows(state: &Path) -> Vec<Window> {
+    let record = state.join(RECORD);
+    let Ok(text) = std::fs::read_to_string(&record) else {
+        return Vec::new();
     };
-    let Ok(text) = std::fs::read(path) else {
-        return false;
-    };
-    let digest = digest(&text);
-    record
-        .lines()
-        .any(|line| line.split(' ').next() == Some(digest.as_str()))
+    let now = now_ns();
+    let mut open: Vec<(&str, u128, PathBuf)> = Vec::new();
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let mut words = line.splitn(4, ' ');
+        let (Some(kind), Some(process), Some(time)) = (words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        let Ok(time) = time.parse::<u128>() else {
+            continue;
+        };
+        match kind {
+            "S" => open.push((process, time, PathBuf::from(words.next().unwrap_or("/")))),
+            "E" => {
+                if let Some(at) = open.iter().position(|(p, _, _)| *p == process) {
+                    let (_, start, root) = open.remove(at);
+                    found.push((start, time, root));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut ended = Vec::new();
+    for (process, start, root) in open {
+        if !alive(process) {
+            ended.push(process);
+        }
+        found.push((start, now, root));
+    }
+    if let Ok(mut file) = append(&record) {
+        for process in ended {
+            let _ = writeln!(file, "E {process} {now}");
+        }
+    }
+    if text.lines().count() > MOST_LINES {
+        compact(&record, &mut found);
+    }
+    found
 }
 
-/// Where the record is kept, in `state`.
-pub(crate) fn record_path(state: &Path) -> PathBuf {
-    state.join(RECORD)
+/// Rewrites the record with its older half of windows merged into one, rooted at `/`.
+fn compact(record: &Path, found: &mut Vec<Window>) {
+    found.sort_unstable();
+    let half = found.len() / 2;
+    let end = found[..half].iter().map(|w| w.1).max().unwrap_or(0);
+    let mut kept = vec![(found[0].0, end, PathBuf::from("/"))];
+    kept.extend_from_slice(&found[half..]);
+    let mut text = String::new();
+    for (at, (start, end, root)) in kept.iter().enumerate() {
+        let root = root.display();
+        text.push_str(&format!(
+            "S compacted.{at} {start} {root}\nE compacted.{at} {end}\n"
+        ));
+    }
+    let _ = std::fs::write(record, text);
+    *found = kept;
+}
+
+/// When the file at `path` was last changed, if that was inside a window of the record in
+/// `state`: a confined command may have written it. `under_root`: only windows of
+/// sessions whose root holds the file count (for a file the temporary directories and
+/// caches never hold, such as the user's settings file).
+pub(crate) fn changed_in_window(state: &Path, path: &Path, under_root: bool) -> Option<SystemTime> {
+    let meta = std::fs::metadata(path).ok()?;
+    let changed = u128::try_from(meta.ctime()).ok()? * 1_000_000_000
+        + u128::try_from(meta.ctime_nsec()).ok()?;
+    windows(state)
+        .iter()
+        .filter(|(_, _, root)| !under_root || path.starts_with(root))
+        .any(|(start, end, _)| {
+            changed + SLACK_NS >= *start && changed <= end.saturating_add(SLACK_NS)
+        })
+        .then(|| {
+            let since = std::time::Duration::from_nanos(u64::try_from(changed).unwrap_or(0));
+            UNIX_EPOCH + since
+        })
 }
 
 #[cfg(test)]
@@ -115,21 +235,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_changed_file_is_recorded_and_a_settled_one_is_not() {
+    fn a_file_changed_inside_a_window_is_found_and_one_changed_after_it_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state");
         let file = dir.path().join(".agent-bash.toml");
-        let watched = Watched::new(file.clone(), state.clone());
-        std::fs::write(&file, "timeout_secs = 1\n").unwrap();
-        // Changed by the user between calls: settled, not recorded.
-        watched.settle();
-        watched.check();
-        assert!(!written_in_sandbox(&state, &file));
-        // Changed while a confined command ran: recorded, for this content only.
+        std::fs::write(&file, "before\n").unwrap();
+        let windows = Windows::new(Some(state.clone()), dir.path());
+        // Before any window: the user's.
+        assert!(changed_in_window(&state, &file, false).is_none());
+        windows.open();
         std::fs::write(&file, "[sandbox]\nmode = \"off\"\n").unwrap();
-        watched.check();
-        assert!(written_in_sandbox(&state, &file));
+        // Inside a window that is still open.
+        assert!(changed_in_window(&state, &file, false).is_some());
+        windows.close();
+        assert!(changed_in_window(&state, &file, false).is_some());
+        // Changed again after the window (slack and coarse clock past): the user's again.
+        std::thread::sleep(std::time::Duration::from_millis(120));
         std::fs::write(&file, "[sandbox]\nmode = \"off\" # reviewed\n").unwrap();
-        assert!(!written_in_sandbox(&state, &file));
+        assert!(changed_in_window(&state, &file, false).is_none());
+    }
+
+    #[test]
+    fn a_window_left_open_by_a_session_that_is_gone_ends_at_the_next_look() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        // A session that died mid-call (no such process now).
+        std::fs::write(state.join(RECORD), format!("S 4194305.1 {} /x\n", now_ns())).unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        assert!(changed_in_window(&state, &file, false).is_some());
+        let record = std::fs::read_to_string(state.join(RECORD)).unwrap();
+        assert!(record.contains("E 4194305.1 "), "{record}");
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        std::fs::write(&file, "y").unwrap();
+        assert!(changed_in_window(&state, &file, false).is_none());
     }
 }

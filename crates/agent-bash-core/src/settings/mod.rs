@@ -170,9 +170,14 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     }
     layers.extend(layer::from_env(&sources.env)?);
     layers.extend(layer::from_flags(&sources.flags)?);
-    // A trusted root's file is read as an untrusted one when a sandboxed command wrote it.
+    // A trusted root's file is read as an untrusted one when it changed while confined
+    // commands ran (`sandbox::written`).
+    let state = crate::sandbox::state_dir();
     let written = project.exists()
-        && crate::sandbox::written_in_sandbox(&crate::output::spill::default_base(), &project);
+        && state
+            .as_deref()
+            .and_then(|state| crate::sandbox::changed_in_window(state, &project, false))
+            .is_some();
     let root_trusted = trust::trusted(root, &layers);
     let trusted = root_trusted && !written;
     let mut values = Table::new();

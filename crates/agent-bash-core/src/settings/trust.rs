@@ -29,8 +29,8 @@ pub struct Ignored {
     pub file: PathBuf,
     /// The session root it is in.
     pub root: PathBuf,
-    /// The root is trusted, but this version of the file was written by a sandboxed
-    /// command (`sandbox::written`), so it is read as an untrusted one.
+    /// The root is trusted, but the file changed while sandboxed commands ran
+    /// (`sandbox::written`), so it is read as an untrusted one.
     pub written_in_sandbox: bool,
 }
 
@@ -39,13 +39,12 @@ impl std::fmt::Display for Ignored {
         if self.written_in_sandbox {
             return write!(
                 f,
-                "ignored `{}` from the project file {}: {}; a sandboxed command wrote this \
-                 version of the file, so it may only tighten settings; review it, and once \
-                 you have changed it (or removed its line from {}) it is trusted again",
+                "ignored `{}` from the project file {}: {}; it changed while sandboxed \
+                 commands ran, so a sandboxed command may have written it, and it may only \
+                 tighten settings; review it, then `touch` it to trust it again",
                 self.key,
                 self.file.display(),
                 self.reason,
-                crate::sandbox::record_path(&crate::output::spill::default_base()).display()
             );
         }
         write!(

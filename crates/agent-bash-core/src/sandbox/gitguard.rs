@@ -1,0 +1,293 @@
+//! What read-only mounts cannot keep in git: files a confined command creates, where no
+//! mount can be (a mount needs an existing file). git reads them later, outside the
+//! sandbox, when the user (or an IDE) runs it in the project:
+//!
+//! - a repository made where there was none (`git init` in a root below a repository, or
+//!   a `.git` file pointing elsewhere), whose settings run programs (`core.fsmonitor`);
+//! - a `commondir` file in a git directory, which moves git to settings of its choosing.
+//!
+//! The session looks at those places as it starts and after each confined call
+//! (`GitGuard::check`): a `commondir` or `.git` file that appeared is moved aside, and a
+//! new repository's settings that run programs and its hooks are moved aside too. The
+//! result says what was moved, and where.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A file's identity and version: device, inode, change time, size.
+type Identity = Option<(u64, u64, i64, u64)>;
+
+/// What one look saw: each watched path and its identity (`None`: missing).
+type Seen = Vec<(PathBuf, Identity)>;
+
+/// The watched places of a session's git, and what the last look saw.
+#[derive(Debug)]
+pub(crate) struct GitGuard {
+    state: Mutex<(Vec<PathBuf>, Seen)>,
+}
+
+/// Settings keys (lower case, last part or whole) whose values git runs as programs, or
+/// that read more settings from a file of the command's choosing.
+const RUNS: &[&str] = &[
+    "fsmonitor",
+    "hookspath",
+    "sshcommand",
+    "editor",
+    "pager",
+    "askpass",
+    "gitproxy",
+    "textconv",
+    "command",
+    "driver",
+    "clean",
+    "smudge",
+    "process",
+    "helper",
+    "program",
+    "packobjectshook",
+    "cmd",
+    "uploadpack",
+    "receivepack",
+    "path",
+    "sendmailcmd",
+    "alternaterefscommand",
+    "external",
+    "update",
+    "worktree",
+];
+
+impl GitGuard {
+    /// Watches the `.git` of `root` and of each directory above it, and the `commondir` of
+    /// each git directory of `git`.
+    pub(crate) fn new(root: &Path, git: &[PathBuf]) -> GitGuard {
+        let mut watched: Vec<PathBuf> = root.ancestors().map(|dir| dir.join(".git")).collect();
+        watched.extend(git.iter().map(|dir| dir.join("commondir")));
+        // What exists is kept read-only by a mount; what does not can be made, and is
+        // watched instead.
+        for dir in git {
+            for part in ["config", "config.worktree", "hooks"] {
+                let path = dir.join(part);
+                if !path.exists() {
+                    watched.push(path);
+                }
+            }
+        }
+        let seen = look(&watched);
+        GitGuard {
+            state: Mutex::new((watched, seen)),
+        }
+    }
+
+    /// Looks again; moves aside what a confined command made since the last look, and says
+    /// what it moved (one line each). A repository made meanwhile is watched from then on:
+    /// its settings, hooks and `commondir` are not kept read-only by a mount.
+    pub(crate) fn check(&self) -> Vec<String> {
+        let mut state = crate::lock(&self.state);
+        let (watched, seen) = &mut *state;
+        let now = look(watched);
+        if *seen == now {
+            return Vec::new();
+        }
+        let mut said = Vec::new();
+        let mut made = Vec::new();
+        for ((path, before), (_, after)) in seen.iter().zip(&now) {
+            if before == after || after.is_none() {
+                continue;
+            }
+            let name = path.file_name().unwrap_or_default();
+            if path.is_dir() && name == ".git" {
+                said.extend(disarm_repository(path));
+                made.push(path.clone());
+            } else if let Some(git_dir) = path.parent().filter(|_| name != "commondir") {
+                // A watched part of a repository (made in the session, or missing when it
+                // started) changed.
+                said.extend(disarm_repository(git_dir));
+            } else {
+                said.extend(move_aside(path, "git would follow outside the sandbox"));
+            }
+        }
+        for git_dir in made {
+            for part in ["config", "hooks", "commondir", "config.worktree"] {
+                let path = git_dir.join(part);
+                if !watched.contains(&path) {
+                    watched.push(path);
+                }
+            }
+        }
+        *seen = look(watched);
+        said
+    }
+}
+
+fn look(watched: &[PathBuf]) -> Seen {
+    use std::os::unix::fs::MetadataExt as _;
+    watched
+        .iter()
+        .map(|path| {
+            // A `.git` is the same one while its inode is (git changes what is in it at
+            // every commit); any other watched file changes with its content too.
+            let whole = path.file_name().is_none_or(|name| name != ".git");
+            let identity = std::fs::symlink_metadata(path).ok().map(|meta| {
+                let changed = meta.ctime() * 1_000_000_000 + meta.ctime_nsec();
+                let (changed, size) = if whole {
+                    (changed, meta.size())
+                } else {
+                    (0, 0)
+                };
+                (meta.dev(), meta.ino(), changed, size)
+            });
+            (path.clone(), identity)
+        })
+        .collect()
+}
+
+/// Moves `path` aside (to `path.agent-bash-moved-SECONDS-N`); says so, with `why`.
+fn move_aside(path: &Path, why: &str) -> Option<String> {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    let named = |n: u32| {
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(format!(".agent-bash-moved-{seconds}-{n}"));
+        PathBuf::from(aside)
+    };
+    let aside = (0..1000).map(named).find(|aside| !aside.exists())?;
+    std::fs::rename(path, &aside).ok()?;
+    Some(format!(
+        "a sandboxed command made {}, which {why}; agent-bash moved it to {}",
+        path.display(),
+        aside.display()
+    ))
+}
+
+/// A repository a confined command made: its settings that run programs and its hooks
+/// are moved aside (git works on without them).
+fn disarm_repository(git_dir: &Path) -> Vec<String> {
+    let mut said = Vec::new();
+    let config = git_dir.join("config");
+    if let Some(key) = std::fs::read_to_string(&config)
+        .ok()
+        .and_then(|text| running_key(&text))
+    {
+        let why = format!("sets `{key}`, a program git would run outside the sandbox");
+        said.extend(move_aside(&config, &why));
+    }
+    let hooks = git_dir.join("hooks");
+    let has_hooks = std::fs::read_dir(&hooks).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"))
+    });
+    if has_hooks {
+        said.extend(move_aside(
+            &hooks,
+            "holds hooks git would run outside the sandbox",
+        ));
+    }
+    for name in ["commondir", "config.worktree"] {
+        let path = git_dir.join(name);
+        if path.exists() {
+            said.extend(move_aside(&path, "git would follow outside the sandbox"));
+        }
+    }
+    said
+}
+
+/// The first settings key of git's settings `text` that runs a program (or includes a
+/// file), as `section.key`.
+fn running_key(text: &str) -> Option<String> {
+    let mut section = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.split(']').next().unwrap_or_default();
+            section = header
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            continue;
+        }
+        let key = line
+            .split(['=', ' ', '\t'])
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let value = line.split_once('=').map_or("", |(_, value)| value.trim());
+        let alias_runs = section == "alias" && value.trim_matches('"').starts_with('!');
+        let runs = RUNS.contains(&key.as_str())
+            || section == "pager"
+            || section.starts_with("include")
+            || alias_runs;
+        if runs {
+            return Some(format!("{section}.{key}"));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_that_run_programs_are_found_and_plain_ones_are_not() {
+        let plain = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+                     [remote \"origin\"]\n\turl = x\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
+                     [user]\n\temail = a@b\n[alias]\n\tst = status\n";
+        assert_eq!(running_key(plain), None);
+        for (text, key) in [
+            ("[core]\n\tfsmonitor = touch x\n", "core.fsmonitor"),
+            ("[Core]\n\tHooksPath=h\n", "core.hookspath"),
+            ("[alias]\n\tst = \"!touch x\"\n", "alias.st"),
+            ("[filter \"x\"]\n\tclean = sh x\n", "filter.clean"),
+            ("[include]\n\tpath = ../x\n", "include.path"),
+            (
+                "[includeIf \"gitdir:/\"]\n\tpath = ../x\n",
+                "includeif.path",
+            ),
+        ] {
+            assert_eq!(running_key(text).as_deref(), Some(key), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_planted_commondir_and_a_new_repositorys_running_settings_are_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo/sub");
+        std::fs::create_dir_all(dir.path().join("repo/.git/hooks")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        let git = [dir.path().join("repo/.git")];
+        let guard = GitGuard::new(&root, &git);
+        assert!(guard.check().is_empty());
+        // A commondir in the repository's git directory.
+        std::fs::write(git[0].join("commondir"), "../../evil\n").unwrap();
+        // A repository made in the root, with a monitor that runs a program, and a hook.
+        std::fs::create_dir_all(root.join(".git/hooks")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = touch x\n").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::write(root.join(".git/hooks/pre-push.sample"), "").unwrap();
+        let said = guard.check();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(!git[0].join("commondir").exists());
+        assert!(!root.join(".git/config").exists() && !root.join(".git/hooks").exists());
+        assert!(
+            said.iter().any(|line| line.contains("core.fsmonitor")),
+            "{said:?}"
+        );
+        // Nothing more to say at the next look.
+        assert!(guard.check().is_empty());
+        // The new repository is watched: settings that run a program, written later, go too.
+        std::fs::write(root.join(".git/config"), "[core]\n\tpager = sh x\n").unwrap();
+        let said = guard.check();
+        assert!(
+            said.iter().any(|line| line.contains("core.pager")),
+            "{said:?}"
+        );
+        assert!(!root.join(".git/config").exists());
+    }
+}
