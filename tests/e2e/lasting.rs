@@ -61,9 +61,11 @@ impl Place {
         }
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--", command]);
+        let state = self.path("state");
         let mut vars = vec![
             ("HOME", home.to_str().unwrap()),
             ("TMPDIR", tmp.to_str().unwrap()),
+            ("XDG_STATE_HOME", state.to_str().unwrap()),
             ("XDG_RUNTIME_DIR", ""),
             ("XDG_CONFIG_HOME", ""),
         ];
@@ -198,7 +200,10 @@ fn a_project_file_written_inside_is_not_trusted_by_the_next_session() {
             "--",
             &format!("echo x > {}", target.display()),
         ],
-        &[("HOME", place.home().to_str().unwrap())],
+        &[
+            ("HOME", place.home().to_str().unwrap()),
+            ("XDG_STATE_HOME", place.path("state").to_str().unwrap()),
+        ],
     );
     assert!(!target.exists(), "{}{}", run.stdout, run.stderr);
     // An existing one stays read-only inside.
@@ -415,6 +420,7 @@ fn a_project_file_written_by_a_killed_session_is_not_trusted() {
         .arg(format!("printf '{file}' > .agent-bash.toml; sleep 30"))
         .env("HOME", place.home())
         .env("TMPDIR", place.path("tmp"))
+        .env("XDG_STATE_HOME", place.path("state"))
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();

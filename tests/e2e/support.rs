@@ -63,6 +63,10 @@ pub fn agent_bash_with(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Run
     let output = assert_cmd::Command::cargo_bin("agent-bash")
         .expect("binary")
         .args(args)
+        // Each test process records its sessions' confinement windows apart (the record
+        // is the user's, shared by every session): a project file a test writes is not
+        // dated inside another test's window.
+        .env("XDG_STATE_HOME", state_home())
         .envs(env.iter().copied())
         .write_stdin(stdin)
         .timeout(DEADLINE)
@@ -73,6 +77,15 @@ pub fn agent_bash_with(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Run
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         code: output.status.code(),
     }
+}
+
+/// This test process's state directory, in cargo's scratch directory for tests.
+pub fn state_home() -> String {
+    format!(
+        "{}/state-{}",
+        env!("CARGO_TARGET_TMPDIR"),
+        std::process::id()
+    )
 }
 
 /// The model's text for `command`.

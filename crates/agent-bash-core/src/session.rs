@@ -162,7 +162,7 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
-        let windows = sandbox::Windows::new(sandbox::state_dir(), &root);
+        let windows = sandbox::Windows::new(sandbox::state_dir());
         let mut session = Session {
             root,
             env,
@@ -278,9 +278,15 @@ impl Session {
 
     /// Before a call that `confined` commands run: its window opens.
     pub(crate) fn confined_work_starts(&self, confined: bool) {
-        if confined {
-            self.windows.open();
+        if !confined {
+            return;
         }
+        let mut writable = vec![self.root.clone()];
+        if let Some(sandboxing) = self.sandboxing.get() {
+            writable.extend(sandboxing.places.extra.iter().cloned());
+            writable.extend(sandboxing.config.writable.iter().cloned());
+        }
+        self.windows.open(&writable);
     }
 
     /// After a call: what confined commands made in git where no mount keeps it is moved

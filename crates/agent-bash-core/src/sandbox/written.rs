@@ -11,19 +11,35 @@
 //! next look finds that session gone. `touch` (or any change) made after the window makes
 //! the file the user's again.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The record's name in the state directory.
 const RECORD: &str = "confined-windows";
 
-/// The change time of a file is the kernel's coarse clock: up to a tick (4 ms at 250 Hz)
-/// behind the precise one that dates windows. Windows are widened by this much.
-const SLACK_NS: u128 = 50_000_000;
+/// A file's change time comes from the kernel's coarse clock (one tick, 4 ms here) unless
+/// it was read since its last change. A window therefore starts at the coarse clock, which
+/// no later change can be dated before, and ends at the precise one, which no earlier
+/// change can be dated after: nothing written inside is missed. A change up to a tick
+/// before a window starts or after it ends may be counted in.
+fn coarse_now_ns() -> u128 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) into a local structure.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut now) } != 0 {
+        return 0;
+    }
+    let seconds = u128::try_from(now.tv_sec).unwrap_or(0);
+    seconds * 1_000_000_000 + u128::try_from(now.tv_nsec).unwrap_or(0)
+}
 
 /// Past this many lines, the record is rewritten with its oldest windows merged into one
 /// (which flags more files, never fewer).
@@ -78,35 +94,37 @@ fn alive(process: &str) -> bool {
 pub(crate) struct Windows {
     record: Option<PathBuf>,
     process: String,
-    /// The session's root: a window can have changed files under it (and the temporary
-    /// directories and caches, which every window counts for).
-    root: PathBuf,
+    /// Whether the session's writable places were recorded (once, before its first
+    /// window): a window counts only for files under them.
+    places_said: AtomicBool,
     /// The record, open for appending, while a window is open.
     open: Mutex<Option<File>>,
 }
 
 impl Windows {
-    /// The windows of this process's session rooted at `root`, recorded in `state` (when
-    /// there is one).
-    pub(crate) fn new(state: Option<PathBuf>, root: &Path) -> Windows {
+    /// The windows of this process's session, recorded in `state` (when there is one).
+    pub(crate) fn new(state: Option<PathBuf>) -> Windows {
         Windows {
             record: state.map(|dir| dir.join(RECORD)),
             process: this_process(),
-            root: root.to_path_buf(),
+            places_said: AtomicBool::new(false),
             open: Mutex::new(None),
         }
     }
 
-    /// Opens a window (if none is open) before confined work starts.
-    pub(crate) fn open(&self) {
+    /// Opens a window (if none is open) before confined work starts that may write
+    /// `writable` (said in the record once per session).
+    pub(crate) fn open(&self, writable: &[PathBuf]) {
         let mut open = crate::lock(&self.open);
         if open.is_some() {
             return;
         }
         let Some(record) = &self.record else { return };
         let Ok(mut file) = append(record) else { return };
-        let root = self.root.display();
-        if writeln!(file, "S {} {} {root}", self.process, now_ns()).is_ok() {
+        if !self.places_said.swap(true, Ordering::Relaxed) {
+            let _ = writeln!(file, "W {} {}", self.process, places_json(writable));
+        }
+        if writeln!(file, "S {} {}", self.process, coarse_now_ns()).is_ok() {
             *open = Some(file);
         }
     }
@@ -126,6 +144,14 @@ impl Drop for Windows {
     }
 }
 
+fn places_json(places: &[PathBuf]) -> String {
+    let places: Vec<String> = places
+        .iter()
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect();
+    serde_json::to_string(&places).unwrap_or_default()
+}
+
 fn append(record: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
     if let Some(dir) = record.parent() {
@@ -141,8 +167,9 @@ fn append(record: &Path) -> std::io::Result<File> {
         .open(record)
 }
 
-/// A window: when it started and ended (ns since the epoch), and the session's root.
-type Window = (u128, u128, PathBuf);
+/// A window: when it started and ended (ns since the epoch), and the places its session
+/// could write (`None`: not recorded, so every place).
+type Window = (u128, u128, Option<Vec<PathBuf>>);
 
 /// The windows in the record of `state`; a window of a session that is gone without
 /// closing it ends now (and the record says so).
@@ -152,34 +179,39 @@ fn windows(state: &Path) -> Vec<Window> {
         return Vec::new();
     };
     let now = now_ns();
-    let mut open: Vec<(&str, u128, PathBuf)> = Vec::new();
+    let mut places: HashMap<&str, Vec<PathBuf>> = HashMap::new();
+    let mut open: Vec<(&str, u128)> = Vec::new();
     let mut found = Vec::new();
     for line in text.lines() {
-        let mut words = line.splitn(4, ' ');
-        let (Some(kind), Some(process), Some(time)) = (words.next(), words.next(), words.next())
+        let mut words = line.splitn(3, ' ');
+        let (Some(kind), Some(process), Some(rest)) = (words.next(), words.next(), words.next())
         else {
             continue;
         };
-        let Ok(time) = time.parse::<u128>() else {
+        if kind == "W" {
+            places.insert(process, serde_json::from_str(rest).unwrap_or_default());
+            continue;
+        }
+        let Ok(time) = rest.parse::<u128>() else {
             continue;
         };
         match kind {
-            "S" => open.push((process, time, PathBuf::from(words.next().unwrap_or("/")))),
+            "S" => open.push((process, time)),
             "E" => {
-                if let Some(at) = open.iter().position(|(p, _, _)| *p == process) {
-                    let (_, start, root) = open.remove(at);
-                    found.push((start, time, root));
+                if let Some(at) = open.iter().position(|(p, _)| *p == process) {
+                    let (_, start) = open.remove(at);
+                    found.push((start, time, places.get(process).cloned()));
                 }
             }
             _ => {}
         }
     }
     let mut ended = Vec::new();
-    for (process, start, root) in open {
+    for (process, start) in open {
         if !alive(process) {
             ended.push(process);
         }
-        found.push((start, now, root));
+        found.push((start, now, places.get(process).cloned()));
     }
     if let Ok(mut file) = append(&record) {
         for process in ended {
@@ -192,18 +224,20 @@ fn windows(state: &Path) -> Vec<Window> {
     found
 }
 
-/// Rewrites the record with its older half of windows merged into one, rooted at `/`.
+/// Rewrites the record with its older half of windows merged into one, for every place.
 fn compact(record: &Path, found: &mut Vec<Window>) {
     found.sort_unstable();
     let half = found.len() / 2;
     let end = found[..half].iter().map(|w| w.1).max().unwrap_or(0);
-    let mut kept = vec![(found[0].0, end, PathBuf::from("/"))];
+    let mut kept = vec![(found[0].0, end, None)];
     kept.extend_from_slice(&found[half..]);
     let mut text = String::new();
-    for (at, (start, end, root)) in kept.iter().enumerate() {
-        let root = root.display();
+    for (at, (start, end, places)) in kept.iter().enumerate() {
+        if let Some(places) = places {
+            text.push_str(&format!("W compacted.{at} {}\n", places_json(places)));
+        }
         text.push_str(&format!(
-            "S compacted.{at} {start} {root}\nE compacted.{at} {end}\n"
+            "S compacted.{at} {start}\nE compacted.{at} {end}\n"
         ));
     }
     let _ = std::fs::write(record, text);
@@ -211,19 +245,20 @@ fn compact(record: &Path, found: &mut Vec<Window>) {
 }
 
 /// When the file at `path` was last changed, if that was inside a window of the record in
-/// `state`: a confined command may have written it. `under_root`: only windows of
-/// sessions whose root holds the file count (for a file the temporary directories and
-/// caches never hold, such as the user's settings file).
-pub(crate) fn changed_in_window(state: &Path, path: &Path, under_root: bool) -> Option<SystemTime> {
+/// `state` whose session could write it: a confined command may have written it.
+pub(crate) fn changed_in_window(state: &Path, path: &Path) -> Option<SystemTime> {
     let meta = std::fs::metadata(path).ok()?;
     let changed = u128::try_from(meta.ctime()).ok()? * 1_000_000_000
         + u128::try_from(meta.ctime_nsec()).ok()?;
+    let could_write = |places: &Option<Vec<PathBuf>>| {
+        places
+            .as_ref()
+            .is_none_or(|places| places.iter().any(|place| path.starts_with(place)))
+    };
     windows(state)
         .iter()
-        .filter(|(_, _, root)| !under_root || path.starts_with(root))
-        .any(|(start, end, _)| {
-            changed + SLACK_NS >= *start && changed <= end.saturating_add(SLACK_NS)
-        })
+        .filter(|(_, _, places)| could_write(places))
+        .any(|(start, end, _)| changed >= *start && changed <= *end)
         .then(|| {
             let since = std::time::Duration::from_nanos(u64::try_from(changed).unwrap_or(0));
             UNIX_EPOCH + since
@@ -240,19 +275,32 @@ mod tests {
         let state = dir.path().join("state");
         let file = dir.path().join(".agent-bash.toml");
         std::fs::write(&file, "before\n").unwrap();
-        let windows = Windows::new(Some(state.clone()), dir.path());
+        let windows = Windows::new(Some(state.clone()));
         // Before any window: the user's.
-        assert!(changed_in_window(&state, &file, false).is_none());
-        windows.open();
+        assert!(changed_in_window(&state, &file).is_none());
+        windows.open(&[dir.path().to_path_buf()]);
         std::fs::write(&file, "[sandbox]\nmode = \"off\"\n").unwrap();
         // Inside a window that is still open.
-        assert!(changed_in_window(&state, &file, false).is_some());
+        assert!(changed_in_window(&state, &file).is_some());
         windows.close();
-        assert!(changed_in_window(&state, &file, false).is_some());
-        // Changed again after the window (slack and coarse clock past): the user's again.
-        std::thread::sleep(std::time::Duration::from_millis(120));
+        assert!(changed_in_window(&state, &file).is_some());
+        // Changed again after the window (once the coarse clock has passed its end, which
+        // a sleep of two ticks makes sure of): the user's again.
+        std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&file, "[sandbox]\nmode = \"off\" # reviewed\n").unwrap();
-        assert!(changed_in_window(&state, &file, false).is_none());
+        assert!(changed_in_window(&state, &file).is_none());
+    }
+
+    #[test]
+    fn a_window_of_a_session_that_could_not_write_the_file_does_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let file = dir.path().join(".agent-bash.toml");
+        let elsewhere = Windows::new(Some(state.clone()));
+        elsewhere.open(&[PathBuf::from("/nonexistent")]);
+        std::fs::write(&file, "x\n").unwrap();
+        assert!(changed_in_window(&state, &file).is_none());
+        elsewhere.close();
     }
 
     #[test]
@@ -261,14 +309,18 @@ mod tests {
         let state = dir.path().join("state");
         std::fs::create_dir(&state).unwrap();
         // A session that died mid-call (no such process now).
-        std::fs::write(state.join(RECORD), format!("S 4194305.1 {} /x\n", now_ns())).unwrap();
+        std::fs::write(
+            state.join(RECORD),
+            format!("S 4194305.1 {}\n", coarse_now_ns()),
+        )
+        .unwrap();
         let file = dir.path().join("f");
         std::fs::write(&file, "x").unwrap();
-        assert!(changed_in_window(&state, &file, false).is_some());
+        assert!(changed_in_window(&state, &file).is_some());
         let record = std::fs::read_to_string(state.join(RECORD)).unwrap();
         assert!(record.contains("E 4194305.1 "), "{record}");
-        std::thread::sleep(std::time::Duration::from_millis(120));
+        std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&file, "y").unwrap();
-        assert!(changed_in_window(&state, &file, false).is_none());
+        assert!(changed_in_window(&state, &file).is_none());
     }
 }

@@ -176,7 +176,7 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     let written = project.exists()
         && state
             .as_deref()
-            .and_then(|state| crate::sandbox::changed_in_window(state, &project, false))
+            .and_then(|state| crate::sandbox::changed_in_window(state, &project))
             .is_some();
     let root_trusted = trust::trusted(root, &layers);
     let trusted = root_trusted && !written;
