@@ -481,6 +481,17 @@ mod work {
     }
 
     #[test]
+    fn uv_installs_into_a_venv_with_its_cache() {
+        let place = Place::new("uv");
+        works(
+            &place,
+            "python3 -m venv .venv && .venv/bin/pip install -q uv && \
+             .venv/bin/uv pip install -q --python .venv/bin/python six==1.16.0 && \
+             .venv/bin/python -c 'import six'",
+        );
+    }
+
+    #[test]
     fn temp_files_the_devices_and_stderr_redirects() {
         let place = Place::new("devices");
         works(
