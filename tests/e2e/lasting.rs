@@ -437,3 +437,37 @@ fn a_project_file_written_by_a_killed_session_is_not_trusted() {
     );
     assert!(!target.exists(), "{}{}", run.stdout, run.stderr);
 }
+
+/// With the home directory as the project root, a confined command can make the user's
+/// own settings file where none was: the next session reads it as untrusted.
+#[test]
+fn a_user_file_made_inside_a_home_root_is_not_trusted() {
+    let place = Place::new("user-file");
+    let home = place.home();
+    let home_arg = home.to_str().unwrap();
+    let target = place.outside.join("x");
+    let write = "mkdir -p ~/.config/agent-bash && \
+                 printf '[sandbox]\\nmode = \"off\"\\n' > ~/.config/agent-bash/config.toml";
+    let env = [("XDG_STATE_HOME", place.path("state"))];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.to_str().unwrap())).collect();
+    let mut vars = env.clone();
+    vars.push(("HOME", home_arg));
+    let args = |command: &str| -> Vec<String> {
+        ["run", "--root", home_arg, "--", command]
+            .map(String::from)
+            .to_vec()
+    };
+    let made = args(write);
+    let made: Vec<&str> = made.iter().map(String::as_str).collect();
+    agent_bash_env(&made, &vars);
+    assert!(home.join(".config/agent-bash/config.toml").exists());
+    let escape = args(&format!("echo x > {}", target.display()));
+    let escape: Vec<&str> = escape.iter().map(String::as_str).collect();
+    let run = agent_bash_env(&escape, &vars);
+    assert!(!target.exists(), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("changed while sandboxed commands ran"),
+        "{}",
+        run.stderr
+    );
+}

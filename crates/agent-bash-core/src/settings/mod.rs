@@ -170,19 +170,43 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     }
     layers.extend(layer::from_env(&sources.env)?);
     layers.extend(layer::from_flags(&sources.flags)?);
-    // A trusted root's file is read as an untrusted one when it changed while confined
-    // commands ran (`sandbox::written`).
+    // A settings file that changed while confined commands that could write it ran
+    // (`sandbox::written`) is read as an untrusted project file: the project's, even in a
+    // trusted root, and the user's own (a root at or above the home directory).
     let state = crate::sandbox::state_dir();
-    let written = project.exists()
-        && state
-            .as_deref()
-            .and_then(|state| crate::sandbox::changed_in_window(state, &project))
-            .is_some();
+    let changed_in_sandbox = |path: &Path| {
+        path.exists()
+            && state
+                .as_deref()
+                .and_then(|state| crate::sandbox::changed_in_window(state, path))
+                .is_some()
+    };
+    let written = changed_in_sandbox(&project);
+    let mut ignored = Vec::new();
+    for layer in &mut layers {
+        let Source::UserFile(path) = &layer.source else {
+            continue;
+        };
+        if changed_in_sandbox(path) {
+            let path = path.clone();
+            let values = std::mem::take(&mut layer.values);
+            let whole = Layer {
+                source: layer.source.clone(),
+                values,
+            };
+            let (kept, mut left_out) = trust::restrict(whole, &Table::new(), root);
+            for item in &mut left_out {
+                item.written_in_sandbox = true;
+                item.file.clone_from(&path);
+            }
+            ignored.extend(left_out);
+            layer.values = kept.values;
+        }
+    }
     let root_trusted = trust::trusted(root, &layers);
     let trusted = root_trusted && !written;
     let mut values = Table::new();
     let mut origins: BTreeMap<String, Vec<Source>> = BTreeMap::new();
-    let mut ignored = Vec::new();
     for mut layer in layers {
         if matches!(layer.source, Source::ProjectFile(_)) {
             if trusted {

@@ -39,7 +39,7 @@ impl std::fmt::Display for Ignored {
         if self.written_in_sandbox {
             return write!(
                 f,
-                "ignored `{}` from the project file {}: {}; it changed while sandboxed \
+                "ignored `{}` from the settings file {}: {}; it changed while sandboxed \
                  commands ran, so a sandboxed command may have written it, and it may only \
                  tighten settings; review it, then `touch` it to trust it again",
                 self.key,
