@@ -68,8 +68,6 @@ pub(crate) async fn run(
         refusal.outcome.notes.extend(session.jobs.take_notices());
         return Ok(refusal);
     }
-    let confined = instead.is_some() || session.confines_writes(call.sandbox);
-    session.confined_work_starts(confined);
     let result = execute(session, &call, hooks, instead.as_ref()).await;
     let moved = session.confined_work_may_end();
     // 7. Record: the audit log (a failure of the tool too), and the jobs that ended meanwhile.
@@ -129,6 +127,12 @@ async fn execute(
         .map(|confined| confined.confinement.clone());
     // A background start takes its job place first: refused rather than started.
     let reserved = reserve_background(session, call)?;
+    // Confined work is dated before it starts (`sandbox::written`).
+    session.confined_work_starts(
+        confinement
+            .as_ref()
+            .is_some_and(Confinement::confines_writes),
+    );
     // 4. Spawn.
     let pump = Pump::new(spawn::start(plan).await?, limits.stop, limits.io_drain);
     // 5. Collect, until the call is over (or the command is handed over to a job).

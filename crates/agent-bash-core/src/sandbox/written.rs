@@ -97,8 +97,9 @@ pub(crate) struct Windows {
     /// Whether the session's writable places were recorded (once, before its first
     /// window): a window counts only for files under them.
     places_said: AtomicBool,
-    /// The record, open for appending, while a window is open.
-    open: Mutex<Option<File>>,
+    /// The record, open for appending once the first window opened, and whether a
+    /// window is open.
+    open: Mutex<(Option<File>, bool)>,
 }
 
 impl Windows {
@@ -108,7 +109,7 @@ impl Windows {
             record: state.map(|dir| dir.join(RECORD)),
             process: this_process(),
             places_said: AtomicBool::new(false),
-            open: Mutex::new(None),
+            open: Mutex::new((None, false)),
         }
     }
 
@@ -116,23 +117,34 @@ impl Windows {
     /// `writable` (said in the record once per session).
     pub(crate) fn open(&self, writable: &[PathBuf]) {
         let mut open = crate::lock(&self.open);
-        if open.is_some() {
+        let (file, is_open) = &mut *open;
+        if *is_open {
             return;
         }
-        let Some(record) = &self.record else { return };
-        let Ok(mut file) = append(record) else { return };
+        if file.is_none() {
+            *file = self
+                .record
+                .as_deref()
+                .and_then(|record| append(record).ok());
+        }
+        let Some(file) = file else { return };
         if !self.places_said.swap(true, Ordering::Relaxed) {
-            let _ = writeln!(file, "W {} {}", self.process, places_json(writable));
+            let line = format!("W {} {}\n", self.process, places_json(writable));
+            let _ = file.write_all(line.as_bytes());
         }
-        if writeln!(file, "S {} {}", self.process, coarse_now_ns()).is_ok() {
-            *open = Some(file);
-        }
+        // One write each, so that lines of sessions that share the record never mix.
+        let line = format!("S {} {}\n", self.process, coarse_now_ns());
+        *is_open = file.write_all(line.as_bytes()).is_ok();
     }
 
     /// Closes the open window: no confined work of the session runs now.
     pub(crate) fn close(&self) {
-        if let Some(mut file) = crate::lock(&self.open).take() {
-            let _ = writeln!(file, "E {} {}", self.process, now_ns());
+        let mut open = crate::lock(&self.open);
+        let (file, is_open) = &mut *open;
+        if let (Some(file), true) = (file, *is_open) {
+            let line = format!("E {} {}\n", self.process, now_ns());
+            let _ = file.write_all(line.as_bytes());
+            *is_open = false;
         }
     }
 }
