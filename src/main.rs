@@ -299,6 +299,7 @@ fn settings(
         config_file,
         env: std::env::vars().collect(),
         flags,
+        state_dir: agent_bash_core::sandbox::state_dir(),
         ..Sources::default()
     };
     let mut settings = agent_bash_core::settings::load(root, &sources)?;

@@ -37,7 +37,8 @@ pub(crate) use hint::hint;
 pub use launcher::{release_launcher, start_launcher, stop_launcher};
 pub use probe::{Probe, probe};
 pub use supervisor::supervise_if_asked;
-pub(crate) use written::{Windows, changed_in_window, state_dir};
+pub use written::state_dir;
+pub(crate) use written::{Windows, changed_in_window};
 
 /// How much a sandboxed command may write.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

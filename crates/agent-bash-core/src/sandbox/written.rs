@@ -48,7 +48,7 @@ const MOST_LINES: usize = 20_000;
 /// The user's state directory of agent-bash: `$XDG_STATE_HOME/agent-bash`, else
 /// `~/.local/state/agent-bash`. Under the home directory, which no sandbox makes writable
 /// (but a project root at or above it, where it is kept read-only).
-pub(crate) fn state_dir() -> Option<PathBuf> {
+pub fn state_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())

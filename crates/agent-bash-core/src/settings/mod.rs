@@ -85,6 +85,10 @@ pub struct Sources {
     pub env: Vec<(String, String)>,
     /// Values from command-line flags, by key (`timeout_secs`, `output.budget_bytes`).
     pub flags: Vec<(String, Value)>,
+    /// The state directory whose record of confinement windows dates the settings files
+    /// (`sandbox::state_dir()`, as the binary passes): a file changed inside a window of a
+    /// session that could write it may only tighten. `None`: no record is read.
+    pub state_dir: Option<PathBuf>,
 }
 
 /// The effective settings: the engine's `Config` and, for each key, the layers it came from.
@@ -173,7 +177,7 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
     // A settings file that changed while confined commands that could write it ran
     // (`sandbox::written`) is read as an untrusted project file: the project's, even in a
     // trusted root, and the user's own (a root at or above the home directory).
-    let state = crate::sandbox::state_dir();
+    let state = sources.state_dir.clone();
     let changed_in_sandbox = |path: &Path| {
         path.exists()
             && state
