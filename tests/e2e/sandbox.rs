@@ -434,7 +434,8 @@ mod work {
         let place = Place::new("cargo");
         works(
             &place,
-            "cargo new -q --vcs none hello && cd hello && cargo build -q && ./target/debug/hello",
+            "cargo new -q --vcs none hello && cd hello && cargo build -q && ./target/debug/hello \
+             && cargo test -q",
         );
     }
 
@@ -744,6 +745,27 @@ mod library {
         };
         assert!(matches!(err, Error::Sandbox { .. }), "{err:?}");
         assert!(err.to_string().contains("supervise_if_asked"), "{err}");
+    }
+
+    /// The default mode, not chosen, where it cannot be applied (here: no supervisor):
+    /// the session runs unconfined, and its first result, only, says why.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_default_sandbox_that_cannot_apply_is_off_and_the_first_result_says_why() {
+        let place = Place::new("default-off");
+        let session = Session::new(place.root(), Config::default()).unwrap();
+        let target = place.out("written");
+        let command = format!("echo x > {}", target.display());
+        let first = session.run(Request::new(command)).await.unwrap();
+        assert!(target.exists(), "ran unconfined");
+        let text = agent_bash_core::render::text(&first);
+        assert!(
+            text.contains("note: sandbox off for this session:"),
+            "{text}"
+        );
+        assert!(text.contains("agent-bash sandbox probe"), "{text}");
+        let second = session.run(Request::new("true")).await.unwrap();
+        let text = agent_bash_core::render::text(&second);
+        assert!(!text.contains("sandbox off"), "said once: {text}");
     }
 
     #[tokio::test(flavor = "multi_thread")]
