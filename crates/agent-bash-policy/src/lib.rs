@@ -296,8 +296,9 @@ pub struct Segment {
     /// The redirections that apply to it, normalized (`2>&1`, `>/dev/null`, `<<EOF`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redirects: Vec<String>,
-    /// It asks only because which files it deletes or changes (`find . | xargs rm -rf`) is
-    /// known at run time: a kernel sandbox that confines writes bounds what it can do.
+    /// It asks only because which files under the working directory it deletes or changes
+    /// (`find . -name x | xargs rm -rf`) is known at run time: a kernel sandbox that
+    /// confines writes bounds what it can do.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bounded_by_sandbox: bool,
 }
@@ -312,6 +313,16 @@ impl Verdict {
     ///
     /// let policy = Policy::default();
     /// assert!(policy.check("find . -name '*.pyc' | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(policy.check("git ls-files -z | grep -z x | xargs -0 chmod -R a-w").bounded_by_sandbox());
+    /// // Paths from elsewhere, or rewritten on the way, are not bounded to the project.
+    /// assert!(!policy.check("find / -name x | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("find ../x | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("find . | sed 's/^/\\//' | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("find . | grep -o '/.*' | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("cat list | xargs rm -rf").bounded_by_sandbox());
+    /// assert!(!policy.check("find . | xargs -I{} rm -rf /{}").bounded_by_sandbox());
+    /// assert!(!policy.check("find . | xargs rm -rf ~").bounded_by_sandbox());
+    /// assert!(!policy.check("find ~ -name '*.pyc' -delete").bounded_by_sandbox());
     /// assert!(!policy.check("X=rm; $X -rf /").bounded_by_sandbox());
     /// assert!(!policy.check("rm -rf /").bounded_by_sandbox());
     /// ```

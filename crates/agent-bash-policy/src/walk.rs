@@ -47,6 +47,9 @@ pub(crate) enum Stdin {
     Pipe,
     /// A pipe from a pipeline in which an earlier command downloads (`curl … | …`).
     DownloadPipe,
+    /// A pipe that carries only paths under the working directory: a `find` of relative
+    /// places or `git ls-files`, then only filters that keep whole lines (`grep`, `sort`).
+    LocalPaths,
 }
 
 /// One redirection, normalized.
@@ -112,9 +115,9 @@ pub(crate) struct Found {
     /// The command runs in the background, or twice in one pipeline: if it calls a function
     /// that calls back, each call starts several more at once.
     pub fans_out: bool,
-    /// It is unknown only because which files it deletes or changes the mode or owner of
-    /// is known at run time (`find . | xargs rm -rf`, `find ~ -name x -delete`): a sandbox
-    /// that confines writes bounds what it can do.
+    /// It is unknown only because which files under the working directory it deletes or
+    /// changes the mode or owner of is known at run time (`find . -name x | xargs rm -rf`):
+    /// a sandbox that confines writes to the project bounds what it can do.
     pub files_only: bool,
 }
 
@@ -372,15 +375,23 @@ impl Walker<'_> {
         }
         let saved_stdin = self.stdin;
         let mut download_before = false;
+        let mut local_paths = true;
         for (index, command) in pipeline.seq.iter().enumerate() {
-            self.stdin = match (index, download_before) {
-                (0, _) => saved_stdin,
-                (_, true) => Stdin::DownloadPipe,
-                (_, false) => Stdin::Pipe,
+            self.stdin = match (index, download_before, local_paths) {
+                (0, _, _) => saved_stdin,
+                (_, true, _) => Stdin::DownloadPipe,
+                (_, false, true) => Stdin::LocalPaths,
+                (_, false, false) => Stdin::Pipe,
             };
             let start = self.out.len();
             self.command(command, redirects);
-            download_before |= self.out[start..].iter().any(Found::downloads);
+            let this = &self.out[start..];
+            download_before |= this.iter().any(Found::downloads);
+            local_paths = match this {
+                [found] if index == 0 => commands::lists_local_paths(found.each_form().last()),
+                [found] => local_paths && commands::keeps_whole_lines(found.each_form().last()),
+                _ => false,
+            };
         }
         self.stdin = saved_stdin;
         self.self_pipelines -= fans_out;
@@ -655,7 +666,7 @@ impl Walker<'_> {
         if unknown.is_none() {
             let (reason, files_only) = match xargs_feeds_a_destroyer(&found) {
                 Some((reason, files_only)) => (Some(reason), files_only),
-                None => (home_cleanup(&found), true),
+                None => (home_cleanup(&found), false),
             };
             found.files_only = reason.is_some() && files_only;
             unknown = reason
@@ -1210,7 +1221,22 @@ fn xargs_feeds_a_destroyer(found: &Found) -> Option<(String, bool)> {
             "shred" | "wipefs" | "blkdiscard" | "dd" | "kill" => true,
             other => builtin::makes_file_system(other),
         };
-        let files_only = matches!(name.as_str(), "rm" | "chmod" | "chown" | "chgrp");
+        // Bounded to the project: the arguments are paths under `.` from the pipe alone.
+        let from_file = outer
+            .iter()
+            .any(|arg| arg.text.starts_with("-a") || arg.text.starts_with("--arg-file"));
+        // …and used as they are: no operand of the command's own (`rm -rf /{}`). chmod's
+        // mode and chown's owner are its first operand.
+        let own_operands = usize::from(name != "rm");
+        let operands = inner
+            .iter()
+            .skip(1)
+            .filter(|arg| !arg.text.starts_with('-') && arg.text != "{}")
+            .count();
+        let files_only = matches!(name.as_str(), "rm" | "chmod" | "chown" | "chgrp")
+            && found.stdin == Stdin::LocalPaths
+            && !from_file
+            && operands <= own_operands;
         destroys.then(|| {
             let reason = format!(
                 "`xargs` gives `{name}` arguments read at run time, which a built-in rule \
