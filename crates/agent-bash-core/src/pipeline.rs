@@ -74,24 +74,12 @@ pub(crate) async fn run(
     match result {
         Ok(mut finished) => {
             let approved = approved(approval);
-            if instead.is_some() {
-                let reason = verdict
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "the policy asks about it".into());
-                let hint = format!("to run it unconfined, allow it in {}", session.user_file());
-                finished
-                    .outcome
-                    .notes
-                    .insert(0, Note::RanConfined { reason, hint });
-            }
-            if let Some(reason) = bounded {
-                finished
-                    .outcome
-                    .notes
-                    .insert(0, Note::BoundedBySandbox { reason });
-            }
-            finished.outcome.notes.extend(moved);
+            let notes = &mut finished.outcome.notes;
+            notes.splice(
+                0..0,
+                how_it_ran(session, &verdict, instead.is_some(), bounded),
+            );
+            notes.extend(moved);
             record(session, &call, &mut finished.outcome, &verdict, approved);
             finished.outcome.notes.extend(session.take_sandbox_notice());
             finished.outcome.notes.extend(session.jobs.take_notices());
@@ -102,6 +90,30 @@ pub(crate) async fn run(
             Err(error)
         }
     }
+}
+
+/// What a result says first of how a command the policy asked about ran without anyone
+/// approving it: confined instead (`ran_confined`), or without asking, the harm being
+/// bounded by the sandbox (`bounded`: why the policy asks).
+fn how_it_ran(
+    session: &Session,
+    verdict: &Verdict,
+    ran_confined: bool,
+    bounded: Option<String>,
+) -> Vec<Note> {
+    let mut notes: Vec<Note> = bounded
+        .map(|reason| Note::BoundedBySandbox { reason })
+        .into_iter()
+        .collect();
+    if ran_confined {
+        let reason = verdict
+            .reason
+            .clone()
+            .unwrap_or_else(|| "the policy asks about it".into());
+        let hint = format!("to run it unconfined, allow it in {}", session.user_file());
+        notes.push(Note::RanConfined { reason, hint });
+    }
+    notes
 }
 
 /// Steps 3 to 6 of an allowed call; under `instead` rather than the session's sandbox when

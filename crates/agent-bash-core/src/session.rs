@@ -295,7 +295,8 @@ impl Session {
         let moved = self
             .sandboxing
             .get()
-            .map(|sandboxing| sandboxing.git.check())
+            .and_then(|sandboxing| sandboxing.git.as_ref())
+            .map(|git| git.check())
             .unwrap_or_default();
         if self.jobs.running() == 0 && self.terminals.open_count() == 0 {
             self.windows.close();
@@ -346,10 +347,9 @@ impl Session {
             .path()
             .map_err(|reason| Error::OutputDir { reason });
         let env = |name: &str| self.variable(name);
-        let own = |_output: PathBuf| self.own_files();
+        // The output directory is made first: its base is among the files kept read-only.
         match output
-            .map(own)
-            .and_then(|own| Sandboxing::new(&self.config, &self.root, &own, &env))
+            .and_then(|_| Sandboxing::new(&self.config, &self.root, &self.own_files(), &env))
         {
             Ok(sandboxing) => Ok(Some(self.sandboxing.get_or_init(|| sandboxing))),
             Err(Error::Sandbox { reason }) => Err(Error::Sandbox { reason }),

@@ -19,8 +19,9 @@ pub(crate) struct Sandboxing {
     pub(crate) config: SandboxConfig,
     pub(crate) places: Places,
     pub(crate) launcher: &'static Launcher,
-    /// What confined calls make in git where no mount can keep it (shared by clones).
-    pub(crate) git: std::sync::Arc<super::GitGuard>,
+    /// What confined calls make in git where no mount can keep it (shared by clones);
+    /// `None` for calls that are only supervised.
+    pub(crate) git: Option<std::sync::Arc<super::GitGuard>>,
 }
 
 impl Sandboxing {
@@ -38,7 +39,7 @@ impl Sandboxing {
     ) -> Result<Sandboxing, Error> {
         let launcher = Launcher::get(config.supervisor.as_deref())?;
         let places = Places::find(root, own, env);
-        let git = std::sync::Arc::new(super::GitGuard::new(root, &places.git));
+        let git = Some(std::sync::Arc::new(super::GitGuard::new(root, &places.git)));
         Ok(Sandboxing {
             config: config.sandbox.clone(),
             places,
@@ -57,7 +58,7 @@ impl Sandboxing {
             config: config.sandbox.clone(),
             places: Places::default(),
             launcher: Launcher::get(config.supervisor.as_deref())?,
-            git: std::sync::Arc::new(super::GitGuard::new(Path::new("/nonexistent"), &[])),
+            git: None,
         })
     }
 

@@ -485,45 +485,15 @@ pub const SETTINGS: &[Setting] = &[
         "sandbox.writable",
         List,
         "more paths `workspace-write` commands may write (absolute, or `~/`)",
-        |c, v| {
-            let paths: Vec<String> = v.get()?;
-            c.sandbox.writable = paths
-                .iter()
-                .map(|path| home_path(path))
-                .collect::<Result<_, _>>()?;
-            Ok(())
-        },
-        |c| {
-            Value::Array(
-                c.sandbox
-                    .writable
-                    .iter()
-                    .map(|p| Value::String(p.display().to_string()))
-                    .collect(),
-            )
-        },
+        |c, v| home_paths(v).map(|paths| c.sandbox.writable = paths),
+        |c| shown_paths(&c.sandbox.writable),
     ),
     Setting::new(
         "sandbox.sockets",
         List,
         "Unix sockets of servers outside (or directories of them) that sandboxed commands may still reach; the Docker socket gives the host away",
-        |c, v| {
-            let paths: Vec<String> = v.get()?;
-            c.sandbox.sockets = paths
-                .iter()
-                .map(|path| home_path(path))
-                .collect::<Result<_, _>>()?;
-            Ok(())
-        },
-        |c| {
-            Value::Array(
-                c.sandbox
-                    .sockets
-                    .iter()
-                    .map(|p| Value::String(p.display().to_string()))
-                    .collect(),
-            )
-        },
+        |c, v| home_paths(v).map(|paths| c.sandbox.sockets = paths),
+        |c| shown_paths(&c.sandbox.sockets),
     ),
     Setting::new(
         "sandbox.ssh_agent",
@@ -642,6 +612,22 @@ fn at_least_one(value: Raw<'_>) -> Result<u64, Problem> {
 }
 
 /// An absolute path, or one under the home directory written `~/…`.
+/// A list of paths, each absolute or under `~/`.
+fn home_paths(value: Raw<'_>) -> Result<Vec<PathBuf>, Problem> {
+    let paths: Vec<String> = value.get()?;
+    paths.iter().map(|path| home_path(path)).collect()
+}
+
+/// Paths as a settings file writes them.
+fn shown_paths(paths: &[PathBuf]) -> Value {
+    Value::Array(
+        paths
+            .iter()
+            .map(|path| Value::String(path.display().to_string()))
+            .collect(),
+    )
+}
+
 fn home_path(path: &str) -> Result<PathBuf, Problem> {
     let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),

@@ -186,27 +186,7 @@ pub fn load(root: &Path, sources: &Sources) -> Result<Settings, Error> {
                 .is_some()
     };
     let written = changed_in_sandbox(&project);
-    let mut ignored = Vec::new();
-    for layer in &mut layers {
-        let Source::UserFile(path) = &layer.source else {
-            continue;
-        };
-        if changed_in_sandbox(path) {
-            let path = path.clone();
-            let values = std::mem::take(&mut layer.values);
-            let whole = Layer {
-                source: layer.source.clone(),
-                values,
-            };
-            let (kept, mut left_out) = trust::restrict(whole, &Table::new(), root);
-            for item in &mut left_out {
-                item.written_in_sandbox = true;
-                item.file.clone_from(&path);
-            }
-            ignored.extend(left_out);
-            layer.values = kept.values;
-        }
-    }
+    let mut ignored = trust::distrust_user_file(&mut layers, &changed_in_sandbox, root);
     let root_trusted = trust::trusted(root, &layers);
     let trusted = root_trusted && !written;
     let mut values = Table::new();

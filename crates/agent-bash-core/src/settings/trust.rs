@@ -270,6 +270,38 @@ fn items(setting: &'static Setting, value: Value) -> (Option<Value>, Vec<Ignored
     (value, ignored)
 }
 
+/// The user file among `layers`, if `written` says a sandboxed command may have written
+/// it, is restricted as an untrusted project file would be; what it may not set is
+/// returned.
+pub(super) fn distrust_user_file(
+    layers: &mut [Layer],
+    written: &dyn Fn(&Path) -> bool,
+    root: &Path,
+) -> Vec<Ignored> {
+    let mut ignored = Vec::new();
+    for layer in layers {
+        let Source::UserFile(path) = &layer.source else {
+            continue;
+        };
+        if !written(path) {
+            continue;
+        }
+        let path = path.clone();
+        let whole = Layer {
+            source: layer.source.clone(),
+            values: std::mem::take(&mut layer.values),
+        };
+        let (kept, mut left_out) = restrict(whole, &Table::new(), root);
+        for item in &mut left_out {
+            item.written_in_sandbox = true;
+            item.file.clone_from(&path);
+        }
+        ignored.extend(left_out);
+        layer.values = kept.values;
+    }
+    ignored
+}
+
 /// An `Ignored` whose file and root `restrict` fills in.
 fn unplaced(key: String, reason: &'static str) -> Ignored {
     Ignored {
