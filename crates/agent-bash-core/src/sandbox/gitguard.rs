@@ -65,11 +65,18 @@ impl GitGuard {
         watched.extend(git.iter().map(|dir| dir.join("commondir")));
         // What exists is kept read-only by a mount; what does not can be made, and is
         // watched instead.
-        for dir in git {
-            for part in ["config", "config.worktree", "hooks"] {
-                let path = dir.join(part);
-                if !path.exists() {
-                    watched.push(path);
+        let linked = super::places::linked_worktrees(git);
+        let parts = [
+            ["config", "config.worktree", "hooks"].as_slice(),
+            &["config.worktree"],
+        ];
+        for (dirs, parts) in [(git, parts[0]), (linked.as_slice(), parts[1])] {
+            for dir in dirs {
+                for part in parts {
+                    let path = dir.join(part);
+                    if !path.exists() {
+                        watched.push(path);
+                    }
                 }
             }
         }
@@ -95,16 +102,17 @@ impl GitGuard {
             if before == after || after.is_none() {
                 continue;
             }
-            let name = path.file_name().unwrap_or_default();
-            if path.is_dir() && name == ".git" {
-                said.extend(disarm_repository(path));
-                made.push(path.clone());
-            } else if let Some(git_dir) = path.parent().filter(|_| name != "commondir") {
-                // A watched part of a repository (made in the session, or missing when it
-                // started) changed.
-                said.extend(disarm_repository(git_dir));
-            } else {
-                said.extend(move_aside(path, "git would follow outside the sandbox"));
+            // A repository made, or a watched part of one (made in the session, or missing
+            // when it started) that changed.
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            match name.as_ref() {
+                ".git" if path.is_dir() => {
+                    said.extend(disarm_repository(path));
+                    made.push(path.clone());
+                }
+                "config" | "config.worktree" => said.extend(disarm_settings(path)),
+                "hooks" => said.extend(disarm_hooks(path)),
+                _ => said.extend(move_aside(path, "git would follow outside the sandbox")),
             }
         }
         for git_dir in made {
@@ -164,34 +172,37 @@ fn move_aside(path: &Path, why: &str) -> Option<String> {
 /// A repository a confined command made: its settings that run programs and its hooks
 /// are moved aside (git works on without them).
 fn disarm_repository(git_dir: &Path) -> Vec<String> {
-    let mut said = Vec::new();
-    let config = git_dir.join("config");
-    if let Some(key) = std::fs::read_to_string(&config)
-        .ok()
-        .and_then(|text| running_key(&text))
-    {
-        let why = format!("sets `{key}`, a program git would run outside the sandbox");
-        said.extend(move_aside(&config, &why));
-    }
-    let hooks = git_dir.join("hooks");
-    let has_hooks = std::fs::read_dir(&hooks).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .any(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"))
-    });
-    if has_hooks {
+    let mut said: Vec<String> = ["config", "config.worktree"]
+        .iter()
+        .filter_map(|name| disarm_settings(&git_dir.join(name)))
+        .collect();
+    said.extend(disarm_hooks(&git_dir.join("hooks")));
+    let commondir = git_dir.join("commondir");
+    if commondir.exists() {
         said.extend(move_aside(
-            &hooks,
-            "holds hooks git would run outside the sandbox",
+            &commondir,
+            "git would follow outside the sandbox",
         ));
     }
-    for name in ["commondir", "config.worktree"] {
-        let path = git_dir.join(name);
-        if path.exists() {
-            said.extend(move_aside(&path, "git would follow outside the sandbox"));
-        }
-    }
     said
+}
+
+/// Git's settings file `file`, moved aside if it sets a program git runs.
+fn disarm_settings(file: &Path) -> Option<String> {
+    let key = running_key(&std::fs::read_to_string(file).ok()?)?;
+    let why = format!("sets `{key}`, a program git would run outside the sandbox");
+    move_aside(file, &why)
+}
+
+/// The hooks directory `hooks`, moved aside if it holds a hook (not only samples).
+fn disarm_hooks(hooks: &Path) -> Option<String> {
+    let has_hooks = std::fs::read_dir(hooks)
+        .ok()?
+        .flatten()
+        .any(|entry| !entry.file_name().to_string_lossy().ends_with(".sample"));
+    has_hooks
+        .then(|| move_aside(hooks, "holds hooks git would run outside the sandbox"))
+        .flatten()
 }
 
 /// The first settings key of git's settings `text` that runs a program (or includes a
@@ -289,5 +300,17 @@ mod tests {
             "{said:?}"
         );
         assert!(!root.join(".git/config").exists());
+        // A linked work tree's own settings, missing at the start, written with a monitor.
+        let linked = git[0].join("worktrees/wt");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::fs::write(linked.join("commondir"), "../..\n").unwrap();
+        let later = GitGuard::new(&root, &git);
+        std::fs::write(linked.join("config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        let said = later.check();
+        assert!(
+            said.iter().any(|line| line.contains("core.fsmonitor")),
+            "{said:?}"
+        );
+        assert!(!linked.join("config.worktree").exists() && linked.join("commondir").exists());
     }
 }

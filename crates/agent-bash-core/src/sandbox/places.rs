@@ -284,7 +284,22 @@ fn git_code(git: &[PathBuf]) -> Vec<PathBuf> {
             code.push(hooks);
         }
     }
+    // A linked work tree's own settings (`git config --worktree`) and the pointer to the
+    // settings it shares.
+    for dir in linked_worktrees(git) {
+        code.extend(["config.worktree", "commondir"].map(|name| dir.join(name)));
+    }
     code
+}
+
+/// The administrative directories of the linked work trees of the git directories `git`
+/// (`.git/worktrees/NAME`).
+pub(crate) fn linked_worktrees(git: &[PathBuf]) -> Vec<PathBuf> {
+    git.iter()
+        .filter_map(|dir| std::fs::read_dir(dir.join("worktrees")).ok())
+        .flat_map(|entries| entries.flatten().map(|entry| entry.path()))
+        .filter(|dir| dir.is_dir())
+        .collect()
 }
 
 /// Where `core.hooksPath` in the git directory `dir`'s own `config` puts the hooks, if it
