@@ -105,25 +105,7 @@ impl Session {
     /// ```
     pub fn new(root: impl AsRef<Path>, config: Config) -> Result<Session, Error> {
         config.validate()?;
-        let root = std::path::absolute(root.as_ref()).map_err(|err| Error::Root {
-            path: root.as_ref().to_path_buf(),
-            reason: err.to_string(),
-        })?;
-        match std::fs::metadata(&root) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(Error::Root {
-                    path: root,
-                    reason: "is not a directory".into(),
-                });
-            }
-            Err(err) => {
-                return Err(Error::Root {
-                    path: root,
-                    reason: err.to_string(),
-                });
-            }
-        }
+        let root = session_root(root.as_ref())?;
         let bash = match &config.bash {
             Some(path) if path.is_file() => path.clone(),
             Some(path) => {
@@ -162,7 +144,6 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
-        let windows = sandbox::Windows::new(sandbox::state_dir());
         let mut session = Session {
             root,
             env,
@@ -180,7 +161,7 @@ impl Session {
             supervising: OnceLock::new(),
             terminals: Terminals::default(),
             sandbox_notice: Mutex::new(None),
-            windows,
+            windows: sandbox::Windows::new(sandbox::state_dir()),
         };
         session.check_sandbox()?;
         Ok(session)
@@ -856,6 +837,25 @@ impl Session {
     /// `UnknownTerminal`.
     pub async fn terminal_close(&self, id: u64) -> Result<TerminalAnswer, Error> {
         self.terminals.close(self, id).await
+    }
+}
+
+/// The session root `root`, absolute, if it is a directory.
+fn session_root(root: &Path) -> Result<PathBuf, Error> {
+    let absolute = std::path::absolute(root).map_err(|err| Error::Root {
+        path: root.to_path_buf(),
+        reason: err.to_string(),
+    })?;
+    match std::fs::metadata(&absolute) {
+        Ok(meta) if meta.is_dir() => Ok(absolute),
+        Ok(_) => Err(Error::Root {
+            path: absolute,
+            reason: "is not a directory".into(),
+        }),
+        Err(err) => Err(Error::Root {
+            path: absolute,
+            reason: err.to_string(),
+        }),
     }
 }
 
