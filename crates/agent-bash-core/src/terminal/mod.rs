@@ -243,6 +243,9 @@ pub(crate) struct Terminal {
     last_used: Mutex<Instant>,
     /// What was typed at a shell prompt since the last Enter.
     typed: Mutex<String>,
+    /// When the foreground group was first seen blocked on the terminal, in the stretch
+    /// of looks that still see it so with nothing read or written since.
+    blocked_since: Mutex<Option<Instant>>,
     /// Why the watch task closed it, if it did.
     closed: Mutex<Option<TerminalNote>>,
     /// One call at a time looks at a terminal (each answer takes the scrollback).
@@ -442,6 +445,7 @@ impl Terminals {
                 guard: started.guard,
                 last_used: Mutex::new(Instant::now()),
                 typed: Mutex::new(String::new()),
+                blocked_since: Mutex::new(None),
                 closed: Mutex::new(None),
                 turn: tokio::sync::Mutex::new(()),
                 answers: AtomicU64::new(0),
@@ -709,6 +713,29 @@ impl Terminal {
         }
     }
 
+    /// True if the program waits for input: blocked on the terminal, and both the terminal
+    /// and the program's block quiet long enough. The block counts from the first look
+    /// that saw it, not from the last output: a program that starts slowly, writes its
+    /// prompt and blocks has been quiet since it started, while its prompt may still be on
+    /// its way through the pty (found on a loaded CI machine: an empty screen said waiting).
+    fn waiting(&self, last_activity: Instant) -> bool {
+        let activity = self.activity();
+        let now = Instant::now();
+        let mut since = lock(&self.blocked_since);
+        if activity == Activity::Busy {
+            *since = None;
+            return false;
+        }
+        let seen = match *since {
+            Some(seen) if seen >= last_activity => seen,
+            _ => *since.insert(now),
+        };
+        activity.waiting(
+            now.duration_since(last_activity)
+                .min(now.duration_since(seen)),
+        )
+    }
+
     /// Waits as `until` says, then answers.
     async fn respond(&self, session: &Session, until: &Until) -> TerminalAnswer {
         let began = Instant::now();
@@ -742,15 +769,16 @@ impl Terminal {
 
     /// One look at the terminal for a wait: why it is over, if it is.
     fn check(&self, until: &Until, began: Instant) -> Option<WaitEnd> {
-        let (matched, ended, quiet) = {
+        let (matched, ended, last_activity) = {
             let inner = lock(&self.live.inner);
             let screen_may_match = until.screen_after.is_none_or(|reads| inner.reads > reads);
             let matched = until.pattern.as_ref().is_some_and(|pattern| {
                 inner.screen.scrollback_matched()
                     || (screen_may_match && pattern.is_match(&inner.screen.shot().text))
             });
-            (matched, inner.ended, inner.last_activity.elapsed())
+            (matched, inner.ended, inner.last_activity)
         };
+        let quiet = last_activity.elapsed();
         if matched {
             return Some(WaitEnd::Matched);
         }
@@ -761,7 +789,7 @@ impl Terminal {
         // also been quiet for `SETTLE`: a program that polls its input while it works (top,
         // a test runner in watch mode) may still print what is waited for.
         let settled = until.pattern.is_none() || quiet >= SETTLE;
-        if settled && quiet >= wait::QUIET && self.activity().waiting(quiet) {
+        if settled && quiet >= wait::QUIET && self.waiting(last_activity) {
             return Some(WaitEnd::WaitingForInput);
         }
         if until.settle && quiet >= SETTLE {
@@ -781,22 +809,21 @@ impl Terminal {
     ) -> TerminalAnswer {
         let number = self.answers.fetch_add(1, Ordering::Relaxed) + 1;
         let next = scrollback(session, self.id, number);
-        let (shot, (rows, cols), capture, exit, quiet) = {
+        let (shot, (rows, cols), capture, exit, last_activity) = {
             let mut inner = lock(&self.live.inner);
             let (capture, _) = inner.screen.take_scrollback(next);
-            let quiet = inner.last_activity.elapsed();
             (
                 inner.screen.shot(),
                 inner.screen.size(),
                 capture,
                 inner.exit,
-                quiet,
+                inner.last_activity,
             )
         };
         let state = match (exit, end) {
             (Some(_), _) => TerminalState::Exited,
             (None, WaitEnd::WaitingForInput) => TerminalState::WaitingForInput,
-            (None, _) if quiet >= wait::QUIET && self.activity().waiting(quiet) => {
+            (None, _) if last_activity.elapsed() >= wait::QUIET && self.waiting(last_activity) => {
                 TerminalState::WaitingForInput
             }
             (None, _) => TerminalState::Running,
