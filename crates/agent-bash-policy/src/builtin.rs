@@ -5,6 +5,7 @@
 //! function calls, over the command's context). Pure: looks at words, runs nothing.
 
 use crate::commands::{self, ProgramSource};
+use crate::harm;
 use crate::walk::{Found, Stdin};
 use crate::words::Arg;
 
@@ -99,6 +100,66 @@ pub(crate) const BUILTINS: &[Builtin] = &[
         test: shutdown,
     },
     Builtin {
+        name: "user-files",
+        description: "recursive delete, move or permission change of the home directory, a folder directly in it (~/src, ~/.ssh) or below a system directory; deleting or truncating a credential or start-up file; rsync --delete, find -exec truncate, git clean aimed there",
+        reason: "this destroys the user's files outside the project (a home folder, credentials, start-up files) or the system's own files",
+        test: harm::user_files,
+    },
+    Builtin {
+        name: "disk-write",
+        description: "a program other than a reader (lsblk, blkid, fdisk -l, …) given a disk device: image tools, partition-table and secure-erase tools, `pv`, …",
+        reason: "writing a disk device, its partition table or its firmware destroys its data",
+        test: harm::disk_write,
+    },
+    Builtin {
+        name: "firmware",
+        description: "flashrom -w, efibootmgr changes, grub-install, fwupdmgr install, bootctl install, mokutil --disable-validation",
+        reason: "changing firmware or the boot configuration can leave the machine unable to start",
+        test: harm::firmware,
+    },
+    Builtin {
+        name: "kernel",
+        description: "insmod, rmmod, modprobe, kexec, sysctl -w, writes under /proc/sys, /sys/kernel, /sys/firmware, /dev/mem",
+        reason: "changing the running kernel (modules, sysctl settings, core_pattern) affects the whole machine and can run code as root",
+        test: harm::kernel,
+    },
+    Builtin {
+        name: "privilege",
+        description: "setuid/setgid modes, setcap, joining sudo/wheel/docker, visudo, writes to sudoers, passwd, shadow, ld.so.preload, cron, systemd units, PAM, ~/.ssh/authorized_keys",
+        reason: "this grants privileges or plants code that runs later as another user or at login",
+        test: harm::privilege,
+    },
+    Builtin {
+        name: "persistence",
+        description: "crontab, at, systemctl link/enable --now, enable-linger, or shell start-up files (~/.bashrc, ~/.profile, ~/.gitconfig, …) given more than exports and aliases",
+        reason: "this installs code that runs later, outside this session (a scheduled job or a shell start-up file)",
+        test: harm::persistence,
+    },
+    Builtin {
+        name: "system-packages",
+        description: "removing a package the system needs (libc6, bash, coreutils, systemd, …) or any removal with the safety checks forced off",
+        reason: "removing a package the system needs leaves the machine unable to run programs or boot",
+        test: harm::system_packages,
+    },
+    Builtin {
+        name: "remote-destroy",
+        description: "forced push, deletion or mirror of a shared branch; terraform/pulumi destroy; gh repo/release delete; cloud, bucket, cluster and database deletions",
+        reason: "this destroys something on a remote system that cannot be taken back from here",
+        test: harm::remote_destroy,
+    },
+    Builtin {
+        name: "reverse-shell",
+        description: "a shell wired to a network connection: bash -i >& /dev/tcp/…, nc -e, socat TCP:… EXEC:…, interpreter code joining a socket to a shell, a shell fed from a pipe alongside nc",
+        reason: "this hands a shell on this machine to whoever is at the other end of a network connection",
+        test: reverse_shell,
+    },
+    Builtin {
+        name: "secret-exfiltration",
+        description: "a credential file (~/.ssh/id_*, ~/.aws, ~/.netrc, ~/.kube, …) or the whole environment read in a command that sends data to another machine",
+        reason: "this sends credentials or the environment (which holds secrets) to another machine",
+        test: exfiltration,
+    },
+    Builtin {
         name: "kill-all",
         description: "kill with pid -1 (every process) or 1 (init), with any signal but 0",
         reason: "killing pid -1 signals every process the user owns (pid 1 is init)",
@@ -146,7 +207,7 @@ const SYSTEM_DIRS: &[&str] = &[
 /// Expansions whose value is the home directory or fails (`${HOME:?}`, `${HOME%/}`), the
 /// user's name under `/home` or `/Users`, or nothing (an unquoted `$IFS`), rewritten to what
 /// the rules read (`$HOME`, ``).
-fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('$') {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -156,6 +217,7 @@ fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
             text = text.replace(&format!("{base}{user}"), "$HOME");
         }
     }
+    text = resolve_home_expansions(&text);
     if let Some(rest) = text.strip_prefix("${HOME")
         && let Some(end) = rest.find('}')
         && [":?", "?", "%", ":-", "-", ":=", "="]
@@ -165,6 +227,42 @@ fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
         text = format!("$HOME{}", &rest[end + 1..]);
     }
     std::borrow::Cow::Owned(text)
+}
+
+/// Expansions of `HOME` whose value bash gives without running anything, and command
+/// substitutions that only print the home directory, rewritten to `$HOME` (or to what they
+/// leave of it: `${HOME::1}` is `/`, `$(dirname ~)` the directory holding homes).
+fn resolve_home_expansions(text: &str) -> String {
+    let mut text = text.to_owned();
+    for same in [
+        "${HOME[0]}", "${HOME[@]}", "${HOME[*]}", "${HOME:0}", "${HOME@E}", "${HOME@P}",
+        "${HOME@L}", "${HOME%%/}", "${HOME%/}", "${HOME#}", "${HOME:-}", "${HOME-}",
+        "$(echo ~)", "$(echo $HOME)", "$(echo ${HOME})", "$(realpath ~)", "$(readlink -f ~)",
+        "$(cd ~ && pwd)", "$(cd && pwd)", "$(cd; pwd)", "$(cd ~; pwd)", "$(eval echo ~)",
+        "$(printf %s ~)", "$(printf %s $HOME)", "`echo ~`", "`echo $HOME`", "~$USER",
+        "~$(whoami)", "~$(id -un)", "$(getent passwd $(id -un) | cut -d: -f6)",
+        "$(getent passwd $USER | cut -d: -f6)", "$(getent passwd $(whoami) | cut -d: -f6)",
+        "${XDG_CONFIG_HOME}/..", "$XDG_CONFIG_HOME/..", "$XDG_DATA_HOME/../..",
+        "${XDG_DATA_HOME}/../..", "$XDG_CACHE_HOME/..", "${XDG_CACHE_HOME}/..",
+    ] {
+        text = text.replace(same, "$HOME");
+    }
+    for parent in ["$(dirname ~)", "$(dirname $HOME)", "${HOME%/*}", "$(dirname ${HOME})"] {
+        text = text.replace(parent, "/home");
+    }
+    for first in ["${HOME::1}", "${HOME:0:1}"] {
+        text = text.replace(first, "/");
+    }
+    // `${HOME:+WORD}` and `${HOME+WORD}` are WORD, HOME being set.
+    for marker in ["${HOME:+", "${HOME+"] {
+        while let Some(at) = text.find(marker) {
+            let inner = &text[at + marker.len()..];
+            let Some(end) = inner.find('}') else { break };
+            let word = inner[..end].to_owned();
+            text = format!("{}{word}{}", &text[..at], &inner[end + 1..]);
+        }
+    }
+    text
 }
 
 fn classify(arg: &Arg) -> Target {
@@ -210,6 +308,7 @@ fn classify(arg: &Arg) -> Target {
     }
     match components.as_slice() {
         [] => Target::Root,
+        ["root"] | ["home" | "Users", _] => Target::Home,
         parts if parts.iter().all(|part| is_star(part)) => Target::Root,
         [first, second, rest @ ..]
             if SYSTEM_SUBDIRS.contains(&(*first, *second))
@@ -271,6 +370,14 @@ fn is_star(part: &str) -> bool {
 
 /// The components of an absolute path with `.`, `..` and repeated slashes resolved.
 fn normalize(path: &str) -> Vec<&str> {
+    // `/proc/self/root/…` and `/proc/PID/root/…` are the root seen through a process.
+    let mut path = path;
+    while let Some(rest) = path.strip_prefix("/proc/") {
+        match rest.split_once('/') {
+            Some((_, tail)) if tail == "root" || tail.starts_with("root/") => path = &tail[4..],
+            _ => break,
+        }
+    }
     let mut components = Vec::new();
     for part in path.split('/') {
         match part {
@@ -378,6 +485,8 @@ const NON_DISK_DIRS: &[&str] = &[
     "tty",
     "loop",
     "vhost-net",
+    "tcp",
+    "udp",
 ];
 
 /// True if a shell glob (`*`, `?`, `[…]`, `[!…]`) matches all of `name`.
@@ -726,6 +835,29 @@ fn wipefs_erases(form: &[Arg]) -> bool {
     (has('a', "--all") || has('o', "--offset")) && !has('n', "--no-act")
 }
 
+/// True if `name` is a top-level system directory (`usr`, `etc`, `var`, …).
+pub(crate) fn is_system_dir(name: &str) -> bool {
+    SYSTEM_DIRS.contains(&name)
+}
+
+/// True if `arg` is the root or the home directory, spelled any way.
+pub(crate) fn is_root_or_home(found: &Found, arg: &Arg) -> bool {
+    matches!(classify_in(found, arg), Target::Root | Target::Home)
+}
+
+fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
+    found.reverse_shell || harm::reverse_shell(found, form)
+}
+
+fn exfiltration(found: &Found, _: &[Arg]) -> bool {
+    found.exfiltrates
+}
+
+/// True for a path naming a disk block device (see `is_block_device`).
+pub(crate) fn names_disk(arg: &Arg) -> bool {
+    is_block_device(arg)
+}
+
 fn fork_bomb(found: &Found, _: &[Arg]) -> bool {
     found.fork_bomb
 }
@@ -741,10 +873,28 @@ fn chmod_root(found: &Found, form: &[Arg]) -> bool {
     recursive
         && operands
             .into_iter()
-            .any(|arg| matches!(classify_in(found, arg), Target::Root | Target::SystemDir))
+            .any(|arg| {
+                matches!(
+                    classify_in(found, arg),
+                    Target::Root | Target::SystemDir | Target::Home
+                )
+            })
 }
 
 fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
+    if found.runs_download {
+        return true;
+    }
+    // A shell started with a downloaded start-up file (`bash --rcfile <(curl …)`).
+    if commands::program(form).is_some_and(|name| commands::is_shell(&name))
+        && form.windows(2).any(|pair| matches!(pair[0].text.as_str(), "--rcfile" | "--init-file") && pair[1].download)
+    {
+        return true;
+    }
+    // A command whose name is only known at run time, fed a download (`curl … | "$SHELL"`).
+    if found.stdin == Stdin::DownloadPipe && commands::program(form).is_none() && form.first().is_some_and(|first| !first.literal) {
+        return true;
+    }
     // `$(curl …)` as the command: the download's output is run.
     if form.first().is_some_and(|first| first.download) {
         return true;
@@ -907,6 +1057,11 @@ mod tests {
         assert_eq!(class("/home/$USER"), Target::Home);
         assert_eq!(class("${IFS}/"), Target::Root);
         assert_eq!(class("${HOME:+x}"), Target::Other);
+        assert_eq!(class("${HOME:+$HOME}"), Target::Home);
+        assert_eq!(class("${HOME[0]}"), Target::Home);
+        assert_eq!(class("$(echo ~)"), Target::Home);
+        assert_eq!(class("/proc/self/root/"), Target::Root);
+        assert_eq!(class("/proc/1/root/etc"), Target::SystemDir);
         for other in [
             "/tmp/foo",
             "./build",

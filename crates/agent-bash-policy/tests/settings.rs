@@ -126,16 +126,16 @@ fn examples_are_checked_through_nesting_and_regexes() {
 
         [[rules]]
         decision = "ask"
-        command = "kubectl delete *"
-        regex = '--all\b'
-        examples = ["bash -c 'kubectl delete pods --all'"]
-        counter_examples = ["kubectl delete pod x"]
+        command = "docker rm *"
+        regex = ' -f\b'
+        examples = ["bash -c 'docker rm -f web'"]
+        counter_examples = ["docker rm web"]
         "#,
     );
     let policy = policy.unwrap();
     assert_eq!(policy.check("terraform apply").decision, Decision::Deny);
     assert_eq!(
-        policy.check("kubectl delete pods --all -n x").decision,
+        policy.check("docker rm -f web db").decision,
         Decision::Ask
     );
     assert_eq!(
@@ -185,6 +185,16 @@ fn builtin_rules_list_every_rule_by_a_stable_name() {
             "chmod-root",
             "download-to-shell",
             "shutdown",
+            "user-files",
+            "disk-write",
+            "firmware",
+            "kernel",
+            "privilege",
+            "persistence",
+            "system-packages",
+            "remote-destroy",
+            "reverse-shell",
+            "secret-exfiltration",
             "kill-all",
         ]
     );

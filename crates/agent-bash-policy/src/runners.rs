@@ -1,0 +1,732 @@
+//! The table of programs that run a command or shell text they are given, and how each finds
+//! it: the words after its own options (`uv run CMD…`), an option's value in each form the
+//! program accepts (`npx -c TEXT`, `tar --to-command=TEXT`, `man -P TEXT`), or text in its
+//! own command language that reaches a shell (`gdb -ex 'shell …'`, `sqlite3 '.shell …'`).
+//!
+//! One table, read wherever the walker meets a program: the commands it finds become forms
+//! of the segment (rules match them as if written alone) and the texts become scripts walked
+//! as their own segments. Text that is not literal is walked as written, so its command name
+//! is unknown and the segment asks. Pure: looks at words, runs nothing.
+
+use crate::commands::program;
+use crate::words::Arg;
+
+/// What a runner's words after its subcommand are.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    /// Arguments of its own (files, packages): nothing it runs.
+    Data,
+    /// A command and its arguments (`uv run pytest -x`).
+    Command,
+    /// A command, after one of these options (`nix develop -c CMD…`, `gdb --args CMD…`).
+    CommandAfter(&'static [&'static str]),
+    /// Shell text in each word (`hyperfine 'make -j4' 'make -j8'`).
+    EachText,
+}
+
+/// A program that runs what it is given.
+struct Runner {
+    /// The program's names.
+    names: &'static [&'static str],
+    /// The subcommand words that lead to what it runs (`exec` of `npm exec`).
+    sub: &'static [&'static str],
+    /// Options whose value is shell text it runs (`-c` of `npx`), given as the next word,
+    /// after `=`, or attached to a one-letter option (`-cTEXT`).
+    text: &'static [&'static str],
+    /// Option values that are text in the program's own language, with the prefixes that
+    /// make that text reach a shell (`gdb -ex 'shell …'`).
+    language: &'static [(&'static str, &'static [&'static str])],
+    rest: Rest,
+}
+
+const NO: &[&str] = &[];
+const NO_LANGUAGE: &[(&str, &[&str])] = &[];
+
+/// A runner of the command after its options (`uv run CMD…`).
+const fn run(names: &'static [&'static str], sub: &'static [&'static str]) -> Runner {
+    Runner {
+        names,
+        sub,
+        text: NO,
+        language: NO_LANGUAGE,
+        rest: Rest::Command,
+    }
+}
+
+/// A runner of shell text given as an option's value (`man -P TEXT`).
+const fn text(names: &'static [&'static str], options: &'static [&'static str]) -> Runner {
+    Runner {
+        names,
+        sub: NO,
+        text: options,
+        language: NO_LANGUAGE,
+        rest: Rest::Data,
+    }
+}
+
+/// A runner whose every word after its options is shell text (`hyperfine 'make'`).
+const fn each(names: &'static [&'static str], sub: &'static [&'static str]) -> Runner {
+    Runner {
+        names,
+        sub,
+        text: NO,
+        language: NO_LANGUAGE,
+        rest: Rest::EachText,
+    }
+}
+
+/// A runner of the command after one of `options` (`nix develop -c CMD…`).
+const fn after(
+    names: &'static [&'static str],
+    sub: &'static [&'static str],
+    options: &'static [&'static str],
+) -> Runner {
+    Runner {
+        names,
+        sub,
+        text: NO,
+        language: NO_LANGUAGE,
+        rest: Rest::CommandAfter(options),
+    }
+}
+
+/// A program whose own command language reaches a shell through `language`.
+const fn speaks(
+    names: &'static [&'static str],
+    language: &'static [(&'static str, &'static [&'static str])],
+) -> Runner {
+    Runner {
+        names,
+        sub: NO,
+        text: NO,
+        language,
+        rest: Rest::Data,
+    }
+}
+
+const VIM: &[(&str, &[&str])] = &[
+    ("-c", &["!", ":!", "silent !", ":silent !", "call system(", "r !", ":r !"]),
+    ("--cmd", &["!", ":!", "silent !", "call system("]),
+    ("+", &["!", ":!"]),
+];
+const GDB: &[(&str, &[&str])] = &[
+    ("-ex", &["shell ", "!", "pipe ", "|"]),
+    ("--ex", &["shell ", "!", "pipe ", "|"]),
+    ("-iex", &["shell ", "!"]),
+    ("--eval-command", &["shell ", "!", "pipe ", "|"]),
+    ("--init-eval-command", &["shell ", "!"]),
+];
+
+const RUNNERS: &[Runner] = &[
+    // Project and package runners.
+    Runner { text: &["-c", "--call"], ..run(&["npx"], NO) },
+    Runner { text: &["-c", "--call"], ..run(&["npm"], &["exec"]) },
+    Runner { text: &["-c", "--call"], ..run(&["npm"], &["x"]) },
+    run(&["pnpm"], &["exec"]),
+    run(&["pnpm"], &["dlx"]),
+    run(&["pnpx", "bunx", "uvx", "chronic", "ifne", "lckdo", "zrun", "cpulimit"], NO),
+    run(&["yarn"], &["exec"]),
+    run(&["yarn"], &["dlx"]),
+    run(&["bun"], &["x"]),
+    run(&["uv"], &["run"]),
+    run(&["uv"], &["tool", "run"]),
+    run(&["pipx"], &["run"]),
+    run(&["poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "devbox"], &["run"]),
+    run(&["conda", "mamba", "micromamba"], &["run"]),
+    run(&["bundle", "bundler", "direnv", "mise", "rtx", "asdf"], &["exec"]),
+    run(&["mise"], &["x"]),
+    run(&["dotenv"], NO),
+    run(&["dotenvx"], &["run"]),
+    run(&["cargo"], &["watch", "--"]),
+    Runner { text: &["-s", "--shell"], ..run(&["cargo"], &["watch"]) },
+    after(&["nix"], &["develop"], &["-c", "--command"]),
+    after(&["nix"], &["shell"], &["-c", "--command"]),
+    text(&["nix-shell"], &["--run", "--command"]),
+    run(&["cmake"], &["-E"]),
+    // Wrappers that limit, daemonise, time or trace what they run.
+    run(
+        &[
+            "daemonize", "dbus-launch", "gosu", "su-exec", "setuidgid", "chpst", "trickle",
+            "faketime", "timelimit", "schedtool", "bwrap", "ssh-agent", "run0", "heaptrack",
+            "torify", "tsocks", "sshpass", "nsjail", "tini", "dumb-init", "catatonit",
+            "screen", "abduco", "dtach", "kitty", "foot", "with-contenv",
+        ],
+        NO,
+    ),
+    run(&["rr"], &["record"]),
+    run(&["perf"], &["record"]),
+    run(&["perf"], &["stat"]),
+    run(&["perf"], &["trace"]),
+    run(&["wezterm"], &["start"]),
+    after(&["start-stop-daemon"], NO, &["--exec", "-x", "--startas", "-a", "--"]),
+    Runner { language: GDB, ..after(&["gdb"], NO, &["--args"]) },
+    Runner {
+        language: &[("-o", &["platform shell ", "!"]), ("--one-line", &["platform shell "])],
+        ..after(&["lldb"], NO, &["--"])
+    },
+    after(&["gnome-terminal", "mate-terminal", "tilix", "terminator"], NO, &["-x", "--"]),
+    after(&["xfce4-terminal", "lxterminal", "qterminal"], NO, &["-x", "--"]),
+    after(
+        &[
+            "konsole", "alacritty", "st", "sakura", "terminology", "xterm", "uxterm", "urxvt",
+            "rxvt",
+        ],
+        NO,
+        &["-e", "--"],
+    ),
+    // Shell text in an option, or in every word.
+    text(&["capsh", "git-shell", "expect"], &["-c"]),
+    text(&["nodemon"], &["--exec", "-x"]),
+    text(&["chokidar"], &["-c", "--command"]),
+    text(&["watchman-make"], &["--run", "-r"]),
+    text(&["reflex", "entr"], &["-s"]),
+    text(&["man"], &["-P", "--pager", "-H", "--html"]),
+    text(
+        &["tar", "gtar", "bsdtar"],
+        &[
+            "-I",
+            "--use-compress-program",
+            "--to-command",
+            "--info-script",
+            "--new-volume-script",
+            "-F",
+            "--rsh-command",
+            "--rmt-command",
+        ],
+    ),
+    text(&["zip"], &["-TT", "--unzip-command"]),
+    text(&["sort"], &["--compress-program"]),
+    text(&["rsync"], &["--rsync-path"]),
+    text(&["scp"], &["-S"]),
+    Runner {
+        text: &["--prepare", "-p", "--cleanup", "-c", "--setup", "-s"],
+        ..each(&["hyperfine"], NO)
+    },
+    each(&["pee", "mispipe"], NO),
+    each(&["tmux"], &["run-shell"]),
+    each(&["tmux"], &["run"]),
+    each(&["tmux"], &["new-session"]),
+    each(&["tmux"], &["new"]),
+    each(&["tmux"], &["new-window"]),
+    each(&["tmux"], &["neww"]),
+    each(&["tmux"], &["split-window"]),
+    each(&["tmux"], &["splitw"]),
+    each(&["tmux"], &["respawn-pane"]),
+    each(&["tmux"], &["display-popup"]),
+    speaks(&["vim", "vi", "nvim", "view", "ex", "gvim", "rvim", "vimdiff"], VIM),
+    speaks(
+        &["emacs", "emacsclient"],
+        &[
+            (
+                "--eval",
+                &["(shell-command", "(call-process", "(start-process", "(async-shell-command"],
+            ),
+            ("-eval", &["(shell-command", "(call-process"]),
+        ],
+    ),
+    speaks(&["psql"], &[("-c", &["\\!"]), ("--command", &["\\!"])]),
+    speaks(
+        &["mysql", "mariadb"],
+        &[("-e", &["\\!", "system "]), ("--execute", &["\\!", "system "])],
+    ),
+    speaks(&["less", "more"], &[("+", &["!"])]),
+    // Bash builtins that run shell text they are given.
+    text(&["mapfile", "readarray"], &["-C"]),
+    text(&["complete", "compgen"], &["-C"]),
+    text(&["bind"], &["-x"]),
+    text(&["make", "gmake"], &["--eval"]),
+];
+
+/// The entry for `form`, and where the words after its subcommand start.
+fn runner(form: &[Arg]) -> Option<(&'static Runner, usize)> {
+    let name = program(form)?;
+    RUNNERS.iter().find_map(|runner| {
+        if !runner.names.contains(&name.as_str()) {
+            return None;
+        }
+        let mut at = 1;
+        for word in runner.sub {
+            // Global options may come before the subcommand (`npm --prefix x exec`).
+            while form.get(at).is_some_and(|arg| {
+                arg.text.starts_with('-') && arg.text != *word && !word.starts_with('-')
+            }) {
+                at += 1;
+            }
+            if form.get(at)?.text != *word {
+                return None;
+            }
+            at += 1;
+        }
+        Some((runner, at))
+    })
+}
+
+/// Where the commands that `form` runs may start, as offsets into `form`: the first word
+/// after its options, and each later word that may be the command if the word before it
+/// was an option's value (`uv run --python 3.12 pytest`: `3.12` or `pytest`). Empty if
+/// `form` is not a runner of commands.
+pub(crate) fn command_starts(form: &[Arg]) -> Vec<usize> {
+    let Some((runner, at)) = runner(form) else {
+        return Vec::new();
+    };
+    let mut starts = Vec::new();
+    let after: &[&str] = match runner.rest {
+        Rest::Command => NO,
+        Rest::CommandAfter(options) => options,
+        Rest::Data | Rest::EachText => return starts,
+    };
+    let mut index = at;
+    let mut armed = after.is_empty();
+    let mut previous_option = false;
+    while index < form.len() {
+        let text = form[index].text.as_str();
+        if !armed {
+            armed = after.contains(&text);
+            index += 1;
+            continue;
+        }
+        if text == "--" && !after.contains(&"--") {
+            starts.push(index + 1);
+            break;
+        }
+        if text.starts_with('-') && text.len() > 1 && form[index].literal {
+            previous_option = !text.contains('=');
+            index += 1;
+            continue;
+        }
+        // A word bash changes (`browser-use[cli]`, `$TOOL`) is a package or an argument
+        // here as often as a command: no form of its own.
+        if form[index].is_plain() {
+            starts.push(index);
+        }
+        if !previous_option {
+            break;
+        }
+        previous_option = false;
+        index += 1;
+    }
+    starts.retain(|start| *start < form.len());
+    starts
+}
+
+/// Shell texts `form` runs, each with a label: option values of the table's `text`
+/// options, words of runners whose every word is a script, and language commands that
+/// reach a shell (`vim -c '!cmd'`).
+pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
+    let name = program(form).unwrap_or_default();
+    let mut found = own_language_texts(&name, form);
+    let Some((runner, at)) = runner(form) else {
+        return found;
+    };
+    let mut index = at;
+    while let Some(arg) = form.get(index) {
+        index += 1;
+        let text = arg.text.as_str();
+        if let Some(value) = option_value(runner.text, text, form.get(index)) {
+            if !text.contains('=') && runner.text.contains(&text) {
+                index += 1;
+            }
+            found.push((value, format!("{name} {}", option_name(text))));
+            continue;
+        }
+        for (option, prefixes) in runner.language {
+            let value = if *option == "+" {
+                text.strip_prefix('+').map(str::to_owned)
+            } else {
+                option_value(&[option], text, form.get(index))
+            };
+            let Some(value) = value else { continue };
+            if *option != "+" && !text.contains('=') && text == *option {
+                index += 1;
+            }
+            if let Some(script) = shell_part(&value, prefixes) {
+                found.push((script, format!("{name} {option}")));
+            }
+        }
+        if runner.rest == Rest::EachText && !text.starts_with('-') {
+            found.push((arg.text.clone(), name.clone()));
+        }
+    }
+    found
+}
+
+/// Commands of programs whose arguments are their own command language: `socat`
+/// addresses (`EXEC:cmd`, `SYSTEM:text`), `sqlite3` dot-commands (`.shell cmd`).
+fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
+    let words = form.iter().skip(1);
+    match name {
+        "socat" => words
+            .filter_map(|arg| {
+                let (kind, rest) = arg.text.split_once(':')?;
+                let kind = kind.to_ascii_lowercase();
+                if !matches!(kind.as_str(), "exec" | "system") {
+                    return None;
+                }
+                // Options of the address follow a comma: `EXEC:'bash -li',pty,stderr`.
+                let command = rest.split(',').next().unwrap_or(rest);
+                let command = command.trim_matches(['"', '\'']);
+                Some((command.to_owned(), format!("socat {kind}:")))
+            })
+            .collect(),
+        "sqlite3" | "sqlite" | "duckdb" => words
+            .flat_map(|arg| arg.text.lines().map(str::to_owned).collect::<Vec<_>>())
+            .filter_map(|line| {
+                let line = line.trim_start();
+                let rest = line
+                    .strip_prefix(".shell")
+                    .or_else(|| line.strip_prefix(".system"))?;
+                Some((rest.trim().to_owned(), format!("{name} .shell")))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The value `word` (with `next`) gives one of `options`: `-c TEXT`, `--exec=TEXT`,
+/// `-cTEXT`.
+fn option_value(options: &[&str], word: &str, next: Option<&Arg>) -> Option<String> {
+    for option in options {
+        if word == *option {
+            return Some(next?.text.clone());
+        }
+        if let Some(value) = word.strip_prefix(option) {
+            if option.starts_with("--") {
+                if let Some(value) = value.strip_prefix('=') {
+                    return Some(value.to_owned());
+                }
+            } else if option.len() == 2 && !value.is_empty() {
+                return Some(value.trim_start_matches('=').to_owned());
+            }
+        }
+    }
+    None
+}
+
+fn option_name(word: &str) -> &str {
+    word.split_once('=').map_or(word, |(name, _)| name)
+}
+
+/// The shell command in a program's own command text, after one of `prefixes` (`!cmd`,
+/// `shell cmd`, `call system('cmd')`).
+fn shell_part(value: &str, prefixes: &[&str]) -> Option<String> {
+    let trimmed = value.trim_start();
+    for command in trimmed.split('|').take(1).chain(trimmed.split(['\n', ';'])) {
+        let command = command.trim_start();
+        for prefix in prefixes {
+            if let Some(rest) = command.strip_prefix(prefix) {
+                let rest = rest
+                    .trim_start_matches(['"', '\''])
+                    .trim_end_matches([')', '"', '\'']);
+                return Some(rest.to_owned());
+            }
+        }
+    }
+    None
+}
+
+/// Shell texts a `git` command runs: `rebase -x`/`--exec`, `submodule foreach`,
+/// `--upload-pack`/`--receive-pack`/`--exec` (also with `-u`), `difftool -x`/`--extcmd`,
+/// `filter-branch --*-filter`, `grep -O`, `bisect run`, an `ext::` remote, and `git config`
+/// setting a key whose value git runs (`alias.x '!…'`, `core.pager`, `core.fsmonitor`).
+pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
+    if program(form).as_deref() != Some("git") {
+        return Vec::new();
+    }
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    // The subcommand: the first word that is not a global option (or its value).
+    let mut at = 0;
+    while let Some(word) = words.get(at) {
+        match *word {
+            "-c" | "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => at += 2,
+            word if word.starts_with('-') => at += 1,
+            _ => break,
+        }
+    }
+    let Some(sub) = words.get(at).copied() else {
+        return Vec::new();
+    };
+    let rest = &words[at + 1..];
+    let label = |option: &str| format!("git {sub} {option}");
+    let mut found = Vec::new();
+    let options: &[&str] = match sub {
+        "rebase" => &["-x", "--exec"],
+        "clone" | "fetch" | "pull" | "ls-remote" | "archive" => &["-u", "--upload-pack", "--exec"],
+        "push" | "send-pack" => &["--receive-pack", "--exec"],
+        "difftool" | "mergetool" => &["-x", "--extcmd", "-t"],
+        "grep" => &["-O", "--open-files-in-pager"],
+        "filter-branch" => &[
+            "--tree-filter",
+            "--index-filter",
+            "--env-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--parent-filter",
+            "--tag-name-filter",
+        ],
+        _ => NO,
+    };
+    let mut index = 0;
+    while let Some(word) = rest.get(index) {
+        index += 1;
+        let next = form.get(at + 2 + index);
+        if let Some(value) = option_value(options, word, next) {
+            found.push((value, label(option_name(word))));
+        }
+        if let Some(url) = word.strip_prefix("ext::") {
+            found.push((url.replace("% ", " ").replace("%%", "%"), "git ext::".to_owned()));
+        }
+    }
+    match sub {
+        "submodule" if rest.contains(&"foreach") => {
+            let after = rest.iter().position(|word| *word == "foreach").unwrap_or(0) + 1;
+            let script: Vec<&str> = rest[after..].iter().copied().filter(|word| *word != "--recursive").collect();
+            if !script.is_empty() {
+                found.push((script.join(" "), label("foreach")));
+            }
+        }
+        "bisect" if rest.first() == Some(&"run") && rest.len() > 1 => {
+            found.push((quote_join(&form[at + 3..]), label("run")));
+        }
+        "config" => found.extend(git_config_script(rest)),
+        _ => {}
+    }
+    found
+}
+
+/// The script of `git config [options] KEY VALUE` (or `git config set KEY VALUE`) when git
+/// runs the value of KEY.
+fn git_config_script(rest: &[&str]) -> Option<(String, String)> {
+    let mut words = rest.iter().copied().filter(|word| !word.starts_with('-'));
+    let mut key = words.next()?;
+    if matches!(key, "set" | "add") {
+        key = words.next()?;
+    }
+    let value = words.next()?;
+    let lowered = key.to_ascii_lowercase();
+    crate::commands::GIT_COMMAND_KEYS
+        .iter()
+        .any(|pattern| crate::glob::matches(pattern, &lowered))
+        .then(|| {
+            let script = value.strip_prefix('!').unwrap_or(value);
+            (script.to_owned(), format!("git config {lowered}"))
+        })
+}
+
+/// Words joined into a script that gives them back as they are (each single-quoted).
+pub(crate) fn quote_join(words: &[Arg]) -> String {
+    words
+        .iter()
+        .map(|arg| {
+            if arg.literal {
+                format!("'{}'", arg.text.replace('\'', "'\\''"))
+            } else {
+                arg.text.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Shell commands in code given to an interpreter on its command line (`python -c`, `perl
+/// -e`, `node -e`, `awk`): the string given to `system`, `os.system`, `subprocess.*`,
+/// `execSync`, backquotes, … When the string is not a literal, its text is returned as a
+/// word bash cannot read (`$(…)`), so the script is unknown.
+pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
+    const CALLS: &[&str] = &[
+        "os.system(", "os.popen(", "subprocess.run(", "subprocess.call(", "subprocess.Popen(",
+        "subprocess.check_call(", "subprocess.check_output(", "subprocess.getoutput(",
+        "subprocess.getstatusoutput(", "commands.getoutput(", "pty.spawn(", "os.execvp(",
+        "os.execv(", "os.execl(", "os.execlp(", "os.spawnlp(", "execSync(", "exec(", "spawnSync(",
+        "spawn(", "execFileSync(", "execFile(", "system(", "shell_exec(", "passthru(",
+        "proc_open(", "popen(", "os.execute(", "io.popen(", "IO.popen(", "Open3.capture2(",
+        "Open3.capture3(", "Kernel.exec(", "Kernel.system(", "%x(", "qx(", "qx{", "Deno.run(",
+        "Bun.spawn(", "Bun.spawnSync(", "Runtime.getRuntime().exec(",
+    ];
+    const SUBPROCESS: &[&str] = &[".run(", ".call(", ".Popen(", ".check_output(", ".check_call(", ".getoutput("];
+    let mut commands = Vec::new();
+    let calls = CALLS
+        .iter()
+        .chain(SUBPROCESS.iter().filter(|_| code.contains("subprocess")));
+    for call in calls {
+        let mut from = 0;
+        while let Some(found) = code[from..].find(call) {
+            let start = from + found + call.len();
+            from = start;
+            // `exec(` and `system(` are also parts of longer names (`os.exec(`, `execSync(`).
+            let before = code[..start - call.len()].chars().last();
+            if matches!(*call, "exec(" | "system(" | "spawn(" | "popen(")
+                && before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            commands.push(first_argument(&code[start..]));
+        }
+    }
+    commands.extend(code_deletions(code));
+    // A loop that forks without end is a fork bomb: said as the shell's own.
+    if code.contains("fork") && (code.contains("while") || code.contains("for ") || code.contains("loop")) {
+        commands.push(":(){ :|:& };:".to_owned());
+    }
+    // Backquotes in Perl, Ruby and PHP run shell text too (in Python they are nothing, in
+    // JavaScript a template).
+    if !["perl", "ruby", "php"].iter().any(|name| language.starts_with(name)) {
+        return commands;
+    }
+    let mut parts = code.split('`');
+    parts.next();
+    while let (Some(inside), Some(_)) = (parts.next(), parts.next().or(Some(""))) {
+        if !inside.is_empty() {
+            commands.push(inside.to_owned());
+        }
+    }
+    commands
+}
+
+/// Recursive deletions in interpreter code (`shutil.rmtree(Path.home())`), said as the `rm
+/// -r` they amount to, so the deletion rules judge their target.
+fn code_deletions(code: &str) -> Vec<String> {
+    const DELETIONS: &[&str] = &[
+        "rmtree(", "remove_tree(", "rm_rf(", "rm_r(", "rmSync(", "rmdirSync(", "fs.rm(",
+        "remove_dir_all(", "remove_dir(", "rimraf(", "Deno.remove(", "unlinkSync(", "os.removedirs(",
+    ];
+    const HOMES: &[&str] = &[
+        "expanduser(\"~\")", "expanduser('~')", "Path.home()", "$ENV{HOME}", "$ENV{'HOME'}",
+        "environ[\"HOME\"]", "environ['HOME']", "getenv(\"HOME\")", "getenv('HOME')", "homedir()",
+        "Dir.home", "ENV[\"HOME\"]", "ENV['HOME']", "process.env.HOME", "\"~\"", "'~'", "$HOME",
+    ];
+    let mut found = Vec::new();
+    for call in DELETIONS {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(call) {
+            let start = from + at + call.len();
+            from = start;
+            let argument = balanced_argument(&code[start..]);
+            if HOMES.iter().any(|home| argument.contains(home)) {
+                found.push("rm -rf ~".to_owned());
+            } else if let Some(text) = string_literal(argument.trim()) {
+                found.push(format!("rm -rf '{}'", text.replace('\'', "")));
+            }
+        }
+    }
+    found
+}
+
+/// The first argument of a call whose `(` came just before `rest`, parentheses balanced.
+fn balanced_argument(rest: &str) -> &str {
+    let mut depth = 0usize;
+    for (at, c) in rest.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return &rest[..at],
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => return &rest[..at],
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// The command in the first argument of a call: a string literal's text, a list of string
+/// literals joined, or a text that asks (`$(…)`) when it is built at run time.
+fn first_argument(rest: &str) -> String {
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('(').unwrap_or(rest).trim_start();
+    let unknown = "$(code-built-at-run-time)".to_owned();
+    if let Some(list) = rest.strip_prefix('[') {
+        let end = list.find(']').unwrap_or(list.len());
+        let mut words = Vec::new();
+        for item in list[..end].split(',') {
+            match string_literal(item.trim()) {
+                Some(word) => words.push(format!("'{}'", word.replace('\'', "'\\''"))),
+                None if item.trim().is_empty() => {}
+                None => return unknown,
+            }
+        }
+        return words.join(" ");
+    }
+    let end = rest.find([',', ')', ';']).unwrap_or(rest.len());
+    let argument = rest[..end].trim();
+    match string_literal(argument) {
+        Some(text) => text,
+        // A literal that holds a `,` `)` or `;`: take it whole.
+        None => quoted_prefix(rest).unwrap_or(unknown),
+    }
+}
+
+/// The text of a whole string literal (`'…'` or `"…"`, no interpolation).
+fn string_literal(text: &str) -> Option<String> {
+    let text = text.strip_prefix('r').unwrap_or(text);
+    let quote = text.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let inner = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    if inner.contains(quote) || inner.contains("#{") || inner.contains("${") {
+        return None;
+    }
+    Some(inner.replace("\\n", "\n"))
+}
+
+/// The string literal that `text` starts with, if it starts with one.
+fn quoted_prefix(text: &str) -> Option<String> {
+    let quote = text.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let inner = &text[1..];
+    let end = inner.find(quote)?;
+    let literal = &inner[..end];
+    (!literal.contains("#{") && !literal.contains("${")).then(|| literal.to_owned())
+}
+
+/// True if `form` runs commands made from its input or its data: `awk` calling `system` or
+/// a pipe with a value built at run time, `sed` with the `e` command or flag, `xargs`
+/// handing its input to a shell script.
+pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
+    let Some(name) = program(form) else {
+        return false;
+    };
+    match name.as_str() {
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => form.iter().skip(1).any(|arg| {
+            let code = arg.text.as_str();
+            (code.contains("system(") || code.contains("| getline") || code.contains("|&") || code.contains("print |") || code.contains("printf |"))
+                && !code_commands("awk", code).iter().all(|command| !command.starts_with("$("))
+                || code.contains("system($") || code.contains("print | $") || code.contains("| \"sh") || code.contains("|\"sh") || code.contains("| \"bash")
+        }),
+        "sed" | "gsed" => form.iter().skip(1).any(|arg| {
+            let code = arg.text.as_str();
+            !code.starts_with('-')
+                && (code == "e" || code.ends_with("/e") || code.contains("/e;") || code.starts_with("1e") || code.contains(";e") || code.ends_with("/ge") || code.ends_with("/eg"))
+        }),
+        "xargs" => form.iter().skip(1).any(|arg| {
+            crate::commands::is_shell(crate::commands::basename(&arg.text))
+        }) && form.iter().any(|arg| arg.text == "-c"),
+        "parallel" => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<Arg> {
+        line.split(' ').map(Arg::literal).collect()
+    }
+
+    #[test]
+    fn commands_are_found_after_options_and_subcommands() {
+        assert_eq!(command_starts(&words("uv run pytest -x")), [2]);
+        assert_eq!(command_starts(&words("uv run --python 3.12 rm -rf x")), [3, 4]);
+        assert_eq!(command_starts(&words("npm --prefix=x exec -- rm -rf y")), [4]);
+        assert_eq!(command_starts(&words("nix develop .#x -c rm -rf y")), [4]);
+        assert!(command_starts(&words("uv pip install x")).is_empty());
+    }
+
+    #[test]
+    fn texts_are_found_in_every_form_of_an_option() {
+        let texts = |line: &str| -> Vec<String> {
+            texts(&words(line)).into_iter().map(|(text, _)| text).collect()
+        };
+        assert_eq!(texts("npx -c x"), ["x"]);
+        assert_eq!(texts("tar --to-command=x -xf a.tar"), ["x"]);
+        assert_eq!(texts("man -Px ls"), ["x"]);
+        assert_eq!(texts("vim -c !x"), ["x"]);
+        assert_eq!(texts("socat - EXEC:x,pty"), ["x"]);
+        assert!(texts("tar -xzf a.tar").is_empty());
+    }
+}

@@ -1,0 +1,206 @@
+//! Files a command line writes and then runs: `curl -o x.sh … && sh x.sh`, `cat > run.sh
+//! <<'EOF' … EOF; bash run.sh`, `echo '…' > .git/hooks/pre-commit; git commit`. What such a
+//! file holds is known when the line wrote it from literal text (walked as a script), came
+//! from the network (a download run), or is unknown (asks). Pure: looks at words.
+
+use crate::commands::{self, ProgramSource, basename};
+use crate::walk::{Found, Stdin};
+use crate::words::Arg;
+
+/// What a file written earlier in the line holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Content {
+    /// Text the line wrote literally.
+    Known(String),
+    /// Bytes from the network.
+    Download,
+    /// A repository cloned from the network (a directory).
+    Clone,
+    /// Something else: output of a program, a copy of a file the line did not write.
+    Unknown,
+}
+
+/// A path as written files are compared: `./x` is `x`.
+fn key(path: &str) -> String {
+    let path = path.trim_start_matches("./");
+    path.trim_end_matches('/').to_owned()
+}
+
+/// The files (or directories, for clones and archives) `found` writes, with what they hold.
+pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(String, Content)> {
+    let mut out = Vec::new();
+    for form in found.each_form() {
+        let name = commands::program(form).unwrap_or_default();
+        let downloads = commands::is_downloader(&name) || name == "lwp-download";
+        for redirect in found.redirects.iter().filter(|redirect| redirect.writes()) {
+            let content = if downloads {
+                Content::Download
+            } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
+                Content::Known(body)
+            } else if matches!(name.as_str(), "echo" | "printf") && form.iter().all(|arg| arg.literal) {
+                Content::Known(printed(form))
+            } else if found.stdin == Stdin::DownloadPipe {
+                Content::Download
+            } else {
+                Content::Unknown
+            };
+            out.push((key(&redirect.target.text), content));
+        }
+        if downloads {
+            out.extend(download_outputs(&name, form).into_iter().map(|path| (path, Content::Download)));
+        }
+        let operands: Vec<&Arg> = form.iter().skip(1).filter(|arg| !arg.text.starts_with('-')).collect();
+        match name.as_str() {
+            "git" if form.iter().any(|arg| arg.text == "clone") => {
+                let after: Vec<&&Arg> = operands.iter().skip_while(|arg| arg.text != "clone").skip(1).collect();
+                let directory = match after.as_slice() {
+                    [_, directory, ..] => directory.text.clone(),
+                    [url] => basename(url.text.trim_end_matches('/')).trim_end_matches(".git").to_owned(),
+                    [] => String::new(),
+                };
+                if !directory.is_empty() {
+                    out.push((key(&directory), Content::Clone));
+                }
+            }
+            "scp" | "rsync" if operands.len() >= 2 => {
+                let remote = operands[..operands.len() - 1].iter().any(|arg| arg.text.contains(':'));
+                if remote && let Some(last) = operands.last() {
+                    out.push((key(&last.text), Content::Download));
+                }
+            }
+            "tar" | "bsdtar" | "unzip" if found.stdin == Stdin::DownloadPipe || reads_written_download(form, earlier) => {
+                let directory = form
+                    .windows(2)
+                    .find(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory" | "-d"))
+                    .map_or(".".to_owned(), |pair| pair[1].text.clone());
+                out.push((key(&directory), Content::Download));
+            }
+            "cp" | "mv" | "install" | "ln" if operands.len() >= 2 => {
+                let source = key(&operands[0].text);
+                let content = lookup(earlier, &source).unwrap_or(Content::Unknown);
+                if let Some(last) = operands.last() {
+                    out.push((key(&last.text), content));
+                }
+            }
+            "tee" => out.extend(operands.iter().map(|arg| {
+                let content = if found.stdin == Stdin::DownloadPipe { Content::Download } else { Content::Unknown };
+                (key(&arg.text), content)
+            })),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// True if `form` reads an archive the line downloaded (`tar xf a.tgz` after `curl -o a.tgz`).
+fn reads_written_download(form: &[Arg], earlier: &[(String, Content)]) -> bool {
+    form.iter().any(|arg| lookup(earlier, &key(&arg.text)) == Some(Content::Download))
+}
+
+/// What `echo`/`printf` print, closely enough to read it as a script.
+fn printed(form: &[Arg]) -> String {
+    form.iter()
+        .skip(1)
+        .filter(|arg| !matches!(arg.text.as_str(), "-e" | "-n" | "-E" | "-en" | "-ne"))
+        .map(|arg| arg.text.replace("\\n", "\n").replace("%s", ""))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Files a downloader writes: `-o F`, `-O` (the URL's last part), `--output-document=F`.
+fn download_outputs(name: &str, form: &[Arg]) -> Vec<String> {
+    let mut out = Vec::new();
+    let url_name = || {
+        form.iter()
+            .find(|arg| arg.text.contains("://") || arg.text.contains('.') && !arg.text.starts_with('-'))
+            .map(|arg| key(basename(arg.text.split(['?', '#']).next().unwrap_or(""))))
+    };
+    let mut words = form.iter().skip(1);
+    while let Some(arg) = words.next() {
+        let text = arg.text.as_str();
+        let value = match (name, text) {
+            ("curl", "-o" | "--output") | ("wget", "-O" | "--output-document") | ("aria2c", "-o" | "--out") => {
+                words.next().map(|arg| arg.text.clone())
+            }
+            ("curl", "-O" | "--remote-name") => url_name(),
+            ("wget", _) if text.starts_with("--output-document=") => Some(text["--output-document=".len()..].to_owned()),
+            ("curl", _) if text.starts_with("-o") && text.len() > 2 && !text.starts_with("--") => Some(text[2..].to_owned()),
+            ("curl", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') => url_name(),
+            ("curl", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('o') => words.next().map(|arg| arg.text.clone()),
+            ("wget", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') => words.next().map(|arg| arg.text.clone()),
+            _ => None,
+        };
+        out.extend(value.filter(|value| value != "-").map(|value| key(&value)));
+    }
+    if name == "wget" && !form.iter().any(|arg| arg.text.starts_with("-O") || arg.text.starts_with("--output-document") || arg.text.contains("qO-")) {
+        out.extend(url_name());
+    }
+    if name == "lwp-download" {
+        out.extend(form.get(2).map(|arg| key(&arg.text)));
+    }
+    out
+}
+
+/// What an earlier write put at `path`: the file itself, or a directory holding it.
+pub(crate) fn lookup(written: &[(String, Content)], path: &str) -> Option<Content> {
+    let path = key(path);
+    written.iter().rev().find_map(|(place, content)| {
+        let inside = path == *place
+            || (matches!(content, Content::Download | Content::Clone) && (place == "." || path.starts_with(&format!("{place}/"))));
+        inside.then(|| content.clone())
+    })
+}
+
+/// The files `found` runs as code: its program when it is a path, the script a shell or
+/// interpreter reads, what `source` reads, a start-up file (`--rcfile`), a hook of
+/// `.git/hooks` run by git.
+pub(crate) fn runs(found: &Found) -> Vec<String> {
+    let mut out = Vec::new();
+    for form in found.each_form() {
+        let Some(first) = form.first() else { continue };
+        if first.literal && first.text.contains('/') {
+            out.push(first.text.clone());
+        }
+        if let Some(ProgramSource::File(arg)) = commands::program_source(form) {
+            out.push(arg.text.clone());
+        }
+        out.extend(
+            form.windows(2)
+                .filter(|pair| matches!(pair[0].text.as_str(), "--rcfile" | "--init-file" | "-F" | "--file" | "-f"))
+                .filter(|_| commands::program(form).is_some_and(|name| commands::is_shell(&name) || matches!(name.as_str(), "make" | "ssh")))
+                .map(|pair| pair[1].text.clone()),
+        );
+        if commands::program(form).as_deref() == Some("git")
+            && form.iter().any(|arg| matches!(arg.text.as_str(), "commit" | "push" | "checkout" | "merge" | "rebase" | "am" | "switch" | "pull"))
+        {
+            out.push(".git/hooks/".to_owned());
+        }
+    }
+    out
+}
+
+/// What runs when git runs a hook: any hook the line wrote.
+pub(crate) fn hooks(written: &[(String, Content)]) -> Vec<Content> {
+    written
+        .iter()
+        .filter(|(place, _)| place.starts_with(".git/hooks/") || place.contains("/.git/hooks/"))
+        .map(|(_, content)| content.clone())
+        .collect()
+}
+
+/// True if the file `ran`, holding `text`, runs as a shell script in `found`: given to a
+/// shell or `source`, or run by its path with no `#!` line naming another interpreter.
+pub(crate) fn is_shell_script(found: &Found, ran: &str, text: &str) -> bool {
+    let by_interpreter = found.each_form().any(|form| {
+        commands::program(form).is_some_and(|name| commands::is_language_interpreter(&name))
+    });
+    if by_interpreter {
+        return false;
+    }
+    let shebang = text.lines().next().filter(|line| line.starts_with("#!"));
+    let _ = ran;
+    shebang.is_none_or(|line| {
+        let interpreter = line.split_whitespace().last().unwrap_or("");
+        commands::is_shell(basename(interpreter)) || line.contains("/sh") || line.contains("bash")
+    })
+}
