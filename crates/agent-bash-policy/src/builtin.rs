@@ -235,19 +235,53 @@ pub(crate) fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
 fn resolve_home_expansions(text: &str) -> String {
     let mut text = text.to_owned();
     for same in [
-        "${HOME[0]}", "${HOME[@]}", "${HOME[*]}", "${HOME:0}", "${HOME@E}", "${HOME@P}",
-        "${HOME@L}", "${HOME%%/}", "${HOME%/}", "${HOME#}", "${HOME:-}", "${HOME-}",
-        "$(echo ~)", "$(echo $HOME)", "$(echo ${HOME})", "$(realpath ~)", "$(readlink -f ~)",
-        "$(cd ~ && pwd)", "$(cd && pwd)", "$(cd; pwd)", "$(cd ~; pwd)", "$(eval echo ~)",
-        "$(printf %s ~)", "$(printf %s $HOME)", "`echo ~`", "`echo $HOME`", "~$USER",
-        "~$(whoami)", "~$(id -un)", "$(getent passwd $(id -un) | cut -d: -f6)",
-        "$(getent passwd $USER | cut -d: -f6)", "$(getent passwd $(whoami) | cut -d: -f6)",
-        "${XDG_CONFIG_HOME}/..", "$XDG_CONFIG_HOME/..", "$XDG_DATA_HOME/../..",
-        "${XDG_DATA_HOME}/../..", "$XDG_CACHE_HOME/..", "${XDG_CACHE_HOME}/..",
+        "${HOME[0]}",
+        "${HOME[@]}",
+        "${HOME[*]}",
+        "${HOME:0}",
+        "${HOME@E}",
+        "${HOME@P}",
+        "${HOME@L}",
+        "${HOME%%/}",
+        "${HOME%/}",
+        "${HOME#}",
+        "${HOME:-}",
+        "${HOME-}",
+        "$(echo ~)",
+        "$(echo $HOME)",
+        "$(echo ${HOME})",
+        "$(realpath ~)",
+        "$(readlink -f ~)",
+        "$(cd ~ && pwd)",
+        "$(cd && pwd)",
+        "$(cd; pwd)",
+        "$(cd ~; pwd)",
+        "$(eval echo ~)",
+        "$(printf %s ~)",
+        "$(printf %s $HOME)",
+        "`echo ~`",
+        "`echo $HOME`",
+        "~$USER",
+        "~$(whoami)",
+        "~$(id -un)",
+        "$(getent passwd $(id -un) | cut -d: -f6)",
+        "$(getent passwd $USER | cut -d: -f6)",
+        "$(getent passwd $(whoami) | cut -d: -f6)",
+        "${XDG_CONFIG_HOME}/..",
+        "$XDG_CONFIG_HOME/..",
+        "$XDG_DATA_HOME/../..",
+        "${XDG_DATA_HOME}/../..",
+        "$XDG_CACHE_HOME/..",
+        "${XDG_CACHE_HOME}/..",
     ] {
         text = text.replace(same, "$HOME");
     }
-    for parent in ["$(dirname ~)", "$(dirname $HOME)", "${HOME%/*}", "$(dirname ${HOME})"] {
+    for parent in [
+        "$(dirname ~)",
+        "$(dirname $HOME)",
+        "${HOME%/*}",
+        "$(dirname ${HOME})",
+    ] {
         text = text.replace(parent, "/home");
     }
     for first in ["${HOME::1}", "${HOME:0:1}"] {
@@ -871,14 +905,12 @@ fn chmod_root(found: &Found, form: &[Arg]) -> bool {
         .iter()
         .any(|option| short_cluster_has(option, 'R') || long_option_is(option, "--recursive", 5));
     recursive
-        && operands
-            .into_iter()
-            .any(|arg| {
-                matches!(
-                    classify_in(found, arg),
-                    Target::Root | Target::SystemDir | Target::Home
-                )
-            })
+        && operands.into_iter().any(|arg| {
+            matches!(
+                classify_in(found, arg),
+                Target::Root | Target::SystemDir | Target::Home
+            )
+        })
 }
 
 fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
@@ -887,12 +919,17 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     }
     // A shell started with a downloaded start-up file (`bash --rcfile <(curl …)`).
     if commands::program(form).is_some_and(|name| commands::is_shell(&name))
-        && form.windows(2).any(|pair| matches!(pair[0].text.as_str(), "--rcfile" | "--init-file") && pair[1].download)
+        && form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "--rcfile" | "--init-file") && pair[1].download
+        })
     {
         return true;
     }
     // A command whose name is only known at run time, fed a download (`curl … | "$SHELL"`).
-    if found.stdin == Stdin::DownloadPipe && commands::program(form).is_none() && form.first().is_some_and(|first| !first.literal) {
+    if found.stdin == Stdin::DownloadPipe
+        && commands::program(form).is_none()
+        && form.first().is_some_and(|first| !first.literal)
+    {
         return true;
     }
     // `$(curl …)` as the command: the download's output is run.
@@ -930,6 +967,9 @@ const STOPPING_TARGETS: &[&str] = &[
 ];
 
 fn shutdown(found: &Found, form: &[Arg]) -> bool {
+    if harm::power(form) {
+        return true;
+    }
     // `echo b > /proc/sysrq-trigger` reboots at once; `tee /proc/sysrq-trigger` too.
     let sysrq = |arg: &Arg| normalize(&arg.text) == ["proc", "sysrq-trigger"];
     if found
@@ -981,6 +1021,9 @@ fn shutdown(found: &Found, form: &[Arg]) -> bool {
 }
 
 fn kill_all(_: &Found, form: &[Arg]) -> bool {
+    if harm::kill_many(form) {
+        return true;
+    }
     if name(form) == "killall5" {
         // Signals every process (but its own session); `-0` sends nothing.
         return !form.iter().skip(1).any(|arg| arg.text == "-0");

@@ -528,7 +528,14 @@ const WRAPPERS: &[Wrapper] = &[
             "glibc-hwcaps-mask",
         ],
         short_no_command: "",
-        long_no_command: &["list", "verify", "help", "version", "list-tunables", "list-diagnostics"],
+        long_no_command: &[
+            "list",
+            "verify",
+            "help",
+            "version",
+            "list-tunables",
+            "list-diagnostics",
+        ],
         operands: 0,
         assignments: false,
         numeric_options: false,
@@ -1102,6 +1109,35 @@ pub(crate) const COMMAND_VARIABLES: &[&str] = &[
     "BROWSER",
 ];
 
+/// True if a program runs the value of variable `name` as a shell command: the table above,
+/// `PROMPT_COMMAND`, and git's `GIT_CONFIG_VALUE_N` (whose key may be any command key).
+pub(crate) fn runs_variable(name: &str) -> bool {
+    COMMAND_VARIABLES.contains(&name)
+        || name == "PROMPT_COMMAND"
+        || name
+            .strip_prefix("GIT_CONFIG_VALUE_")
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The values of command keys in `GIT_CONFIG_PARAMETERS` (`'core.pager'='less -R'`).
+pub(crate) fn git_config_parameters(text: &str) -> Vec<String> {
+    let parts: Vec<&str> = text.split('\'').collect();
+    let mut scripts = Vec::new();
+    // 'key'='value' 'key'='value': keys at 1, 5, …; values at 3, 7, ….
+    for pair in parts.chunks(4) {
+        if let [_, key, _, value, ..] = pair {
+            let key = key.to_ascii_lowercase();
+            if GIT_COMMAND_KEYS
+                .iter()
+                .any(|pattern| crate::glob::matches(pattern, &key))
+            {
+                scripts.push(value.strip_prefix('!').unwrap_or(value).to_owned());
+            }
+        }
+    }
+    scripts
+}
+
 /// `git -c` keys whose value git runs with the shell (lower-cased; `*` is any part).
 pub(crate) const GIT_COMMAND_KEYS: &[&str] = &[
     "core.sshcommand",
@@ -1156,7 +1192,7 @@ pub(crate) fn option_scripts(form: &[Arg]) -> Vec<Launch> {
                 .iter()
                 .any(|pattern| crate::glob::matches(pattern, &key)),
             "alias" => true,
-            _ => COMMAND_VARIABLES.contains(&key.to_ascii_uppercase().as_str()),
+            _ => runs_variable(&key.to_ascii_uppercase()),
         };
         if runs {
             // `alias.x=!cmd` and `credential.helper=!cmd` run `cmd` with the shell.

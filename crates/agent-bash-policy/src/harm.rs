@@ -22,7 +22,10 @@ fn has(form: &[Arg], options: &[&str]) -> bool {
         options.iter().any(|option| {
             arg.text == *option
                 || (option.starts_with("--")
-                    && arg.text.strip_prefix(option).is_some_and(|rest| rest.starts_with('=')))
+                    && arg
+                        .text
+                        .strip_prefix(option)
+                        .is_some_and(|rest| rest.starts_with('=')))
                 || (option.len() == 2
                     && !option.starts_with("--")
                     && arg.text.starts_with('-')
@@ -61,7 +64,11 @@ pub(crate) fn path(text: &str) -> String {
         return format!("/{}", parts.join("/"));
     }
     if base == "~" {
-        return if parts.is_empty() { "~".to_owned() } else { format!("~/{}", parts.join("/")) };
+        return if parts.is_empty() {
+            "~".to_owned()
+        } else {
+            format!("~/{}", parts.join("/"))
+        };
     }
     parts.join("/")
 }
@@ -72,21 +79,87 @@ fn under(path: &str, place: &str) -> bool {
     if let Some(prefix) = place.strip_suffix('*') {
         return path.starts_with(prefix);
     }
-    path == place || path.strip_prefix(place).is_some_and(|rest| rest.starts_with('/'))
+    path == place
+        || path
+            .strip_prefix(place)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 // ---------------------------------------------------------------- disks and firmware
 
 /// Programs that only read or describe a disk given to them.
 const DISK_READERS: &[&str] = &[
-    "lsblk", "blkid", "file", "stat", "ls", "udevadm", "dumpe2fs", "findmnt", "df", "du",
-    "lsof", "mount", "umount", "cat", "head", "tail", "od", "xxd", "hexdump", "strings",
-    "smartctl", "pvs", "vgs", "lvs", "pvdisplay", "vgdisplay", "lvdisplay", "eject", "dd",
-    "dcfldd", "ddrescue", "cmp", "md5sum", "sha256sum", "sha1sum", "b2sum", "readlink",
-    "realpath", "test", "[", "[[", "echo", "printf", "partprobe", "isoinfo", "fsck", "e2fsck",
-    "xfs_info", "iostat", "hdparm", "fdisk", "sfdisk", "gdisk", "sgdisk", "parted", "nvme",
-    "cryptsetup", "tune2fs", "blockdev", "badblocks", "zpool", "losetup", "kpartx", "wipefs",
-    "shred", "blkdiscard", "tee", "mkswap", "cp", "grep", "sudo",
+    "lsblk",
+    "blkid",
+    "file",
+    "stat",
+    "ls",
+    "udevadm",
+    "dumpe2fs",
+    "findmnt",
+    "df",
+    "du",
+    "lsof",
+    "mount",
+    "umount",
+    "cat",
+    "head",
+    "tail",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "smartctl",
+    "pvs",
+    "vgs",
+    "lvs",
+    "pvdisplay",
+    "vgdisplay",
+    "lvdisplay",
+    "eject",
+    "dd",
+    "dcfldd",
+    "ddrescue",
+    "cmp",
+    "md5sum",
+    "sha256sum",
+    "sha1sum",
+    "b2sum",
+    "readlink",
+    "realpath",
+    "test",
+    "[",
+    "[[",
+    "echo",
+    "printf",
+    "partprobe",
+    "isoinfo",
+    "fsck",
+    "e2fsck",
+    "xfs_info",
+    "iostat",
+    "hdparm",
+    "fdisk",
+    "sfdisk",
+    "gdisk",
+    "sgdisk",
+    "parted",
+    "nvme",
+    "cryptsetup",
+    "tune2fs",
+    "blockdev",
+    "badblocks",
+    "zpool",
+    "losetup",
+    "kpartx",
+    "wipefs",
+    "shred",
+    "blkdiscard",
+    "tee",
+    "mkswap",
+    "cp",
+    "grep",
+    "sudo",
 ];
 
 /// True if `form` writes to a disk device named among its words, with a program that has no
@@ -95,7 +168,10 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     let disk = || {
         form.iter().skip(1).any(|arg| {
-            let value = arg.text.split_once('=').map_or(arg.text.as_str(), |(_, v)| v);
+            let value = arg
+                .text
+                .split_once('=')
+                .map_or(arg.text.as_str(), |(_, v)| v);
             crate::builtin::names_disk(&Arg {
                 text: value.to_owned(),
                 ..arg.clone()
@@ -108,19 +184,64 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
     match name.as_str() {
         "fdisk" | "gdisk" | "cfdisk" => !has(form, &["-l", "--list"]) && disk(),
         "sfdisk" => {
-            !has(form, &["-l", "--list", "-d", "--dump", "-s", "--show-size", "-V", "--verify", "-J", "--json"])
-                && disk()
+            !has(
+                form,
+                &[
+                    "-l",
+                    "--list",
+                    "-d",
+                    "--dump",
+                    "-s",
+                    "--show-size",
+                    "-V",
+                    "--verify",
+                    "-J",
+                    "--json",
+                ],
+            ) && disk()
         }
         "sgdisk" => {
-            has(form, &["-Z", "--zap-all", "-z", "--zap", "-o", "--clear", "-n", "--new", "-d", "--delete", "-g", "--mbrtogpt", "-R", "--replicate", "-G", "--randomize-guids", "-t", "--typecode", "-l", "--load-backup"])
-                && disk()
+            has(
+                form,
+                &[
+                    "-Z",
+                    "--zap-all",
+                    "-z",
+                    "--zap",
+                    "-o",
+                    "--clear",
+                    "-n",
+                    "--new",
+                    "-d",
+                    "--delete",
+                    "-g",
+                    "--mbrtogpt",
+                    "-R",
+                    "--replicate",
+                    "-G",
+                    "--randomize-guids",
+                    "-t",
+                    "--typecode",
+                    "-l",
+                    "--load-backup",
+                ],
+            ) && disk()
         }
         "parted" => {
             let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
             let writes = words.iter().any(|word| {
                 matches!(
                     *word,
-                    "mklabel" | "mktable" | "mkpart" | "rm" | "resizepart" | "mkfs" | "rescue" | "set" | "name" | "move"
+                    "mklabel"
+                        | "mktable"
+                        | "mkpart"
+                        | "rm"
+                        | "resizepart"
+                        | "mkfs"
+                        | "rescue"
+                        | "set"
+                        | "name"
+                        | "move"
                 )
             });
             writes && disk()
@@ -139,21 +260,38 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
         }
         "nvme" => {
             form.get(1).is_some_and(|sub| {
-                matches!(sub.text.as_str(), "format" | "sanitize" | "fw-download" | "fw-commit" | "write" | "write-zeroes" | "delete-ns" | "ns-rescan")
+                matches!(
+                    sub.text.as_str(),
+                    "format"
+                        | "sanitize"
+                        | "fw-download"
+                        | "fw-commit"
+                        | "write"
+                        | "write-zeroes"
+                        | "delete-ns"
+                        | "ns-rescan"
+                )
             }) && disk()
         }
         "cryptsetup" => {
             form.iter().skip(1).any(|arg| {
-                matches!(arg.text.as_str(), "luksFormat" | "erase" | "luksErase" | "reencrypt" | "luksKillSlot")
+                matches!(
+                    arg.text.as_str(),
+                    "luksFormat" | "erase" | "luksErase" | "reencrypt" | "luksKillSlot"
+                )
             }) && disk()
         }
         "badblocks" => has(form, &["-w"]) && disk(),
         "zpool" => {
-            form.get(1).is_some_and(|sub| matches!(sub.text.as_str(), "create" | "labelclear" | "add" | "replace"))
-                && disk()
+            form.get(1).is_some_and(|sub| {
+                matches!(
+                    sub.text.as_str(),
+                    "create" | "labelclear" | "add" | "replace"
+                )
+            }) && disk()
         }
         "tune2fs" | "e2fsck" | "fsck" | "losetup" | "kpartx" => false,
-        "blockdev" => has(form, &["--setrw", "--flushbufs"]) && false,
+        "blockdev" => false,
         _ => !DISK_READERS.contains(&name.as_str()) && disk(),
     }
 }
@@ -168,12 +306,43 @@ pub(crate) fn firmware(_: &Found, form: &[Arg]) -> bool {
         "flashrom" => has(form, &["-w", "--write", "-E", "--erase"]),
         "efibootmgr" => has(
             form,
-            &["-c", "--create", "-B", "--delete-bootnum", "-o", "--bootorder", "-a", "--active", "-A", "--inactive", "-n", "--bootnext", "-C", "--create-only"],
+            &[
+                "-c",
+                "--create",
+                "-B",
+                "--delete-bootnum",
+                "-o",
+                "--bootorder",
+                "-a",
+                "--active",
+                "-A",
+                "--inactive",
+                "-n",
+                "--bootnext",
+                "-C",
+                "--create-only",
+            ],
         ),
-        "grub-install" | "grub2-install" | "lilo" | "syslinux" | "extlinux" | "efi-updatevar" | "sbkeysync" => true,
-        "fwupdmgr" | "fwupdtool" => matches!(sub, "install" | "update" | "downgrade" | "reinstall" | "install-blob" | "unlock" | "activate"),
-        "bootctl" => matches!(sub, "install" | "remove" | "update" | "set-default" | "set-oneshot"),
-        "mokutil" => has(form, &["--disable-validation", "--import", "--delete", "--reset"]),
+        "grub-install" | "grub2-install" | "lilo" | "syslinux" | "extlinux" | "efi-updatevar"
+        | "sbkeysync" => true,
+        "fwupdmgr" | "fwupdtool" => matches!(
+            sub,
+            "install"
+                | "update"
+                | "downgrade"
+                | "reinstall"
+                | "install-blob"
+                | "unlock"
+                | "activate"
+        ),
+        "bootctl" => matches!(
+            sub,
+            "install" | "remove" | "update" | "set-default" | "set-oneshot"
+        ),
+        "mokutil" => has(
+            form,
+            &["--disable-validation", "--import", "--delete", "--reset"],
+        ),
         "dmidecode" | "biosdecode" => false,
         _ => false,
     }
@@ -190,73 +359,183 @@ pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
         // name, which container set-ups do as a matter of course.
         "insmod" | "kexec" => !has(form, &["-h", "--help", "-V", "--version"]),
         "modprobe" => operands(form).any(|arg| arg.text.contains('/')),
-        "kmod" => form.get(1).is_some_and(|sub| matches!(sub.text.as_str(), "load" | "unload" | "insert" | "remove")),
+        "kmod" => form.get(1).is_some_and(|sub| {
+            matches!(sub.text.as_str(), "load" | "unload" | "insert" | "remove")
+        }),
         "sysctl" => {
             has(form, &["-w", "--write", "-p", "--load", "--system"])
                 || operands(form).any(|arg| arg.text.contains('='))
         }
         _ => false,
     };
-    changes || written_paths(found, form).iter().any(|target| is_kernel_place(target))
+    changes
+        || written_paths(found, form)
+            .iter()
+            .any(|target| is_kernel_place(target))
 }
 
 fn is_kernel_place(target: &str) -> bool {
-    ["/proc/sys", "/sys/kernel", "/sys/firmware", "/sys/power", "/sys/module", "/dev/mem", "/dev/kmem", "/dev/port", "/proc/sysrq-trigger", "/proc/kcore"]
-        .iter()
-        .any(|place| under(target, place))
+    [
+        "/proc/sys",
+        "/sys/kernel",
+        "/sys/firmware",
+        "/sys/power",
+        "/sys/module",
+        "/dev/mem",
+        "/dev/kmem",
+        "/dev/port",
+        "/proc/sysrq-trigger",
+        "/proc/kcore",
+    ]
+    .iter()
+    .any(|place| under(target, place))
 }
 
 // ---------------------------------------------------------------- privilege, persistence
 
 /// Places whose change gives privileges or runs code later, for anyone or at login.
 const PERSISTENT_PLACES: &[&str] = &[
-    "/etc/sudoers", "/etc/sudoers.d", "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow",
-    "/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/crontab", "/etc/cron.d",
-    "/etc/cron.hourly", "/etc/cron.daily", "/etc/cron.weekly", "/etc/cron.monthly",
-    "/var/spool/cron", "/etc/systemd", "/lib/systemd/system", "/usr/lib/systemd",
-    "/etc/init.d", "/etc/rc.local", "/etc/profile", "/etc/profile.d", "/etc/bash.bashrc",
-    "/etc/bashrc", "/etc/zsh", "/etc/environment", "/etc/security", "/etc/pam.d", "/etc/ssh",
-    "/etc/xdg/autostart", "/etc/modules", "/etc/modules-load.d", "/etc/modprobe.d",
-    "/etc/udev/rules.d", "/etc/update-motd.d", "/etc/apt/apt.conf.d", "/etc/polkit-1",
-    "/boot", "/etc/cron.allow", "/etc/at.allow", "/etc/anacrontab",
-    "~/.ssh/authorized_keys", "~/.ssh/authorized_keys2", "~/.ssh/rc", "~/.ssh/environment",
-    "~/.config/systemd", "~/.config/autostart", "~/.local/share/systemd", "~/.config/upstart",
-    "~/.pam_environment", "~/.config/environment.d",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/ld.so.preload",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/crontab",
+    "/etc/cron.d",
+    "/etc/cron.hourly",
+    "/etc/cron.daily",
+    "/etc/cron.weekly",
+    "/etc/cron.monthly",
+    "/var/spool/cron",
+    "/etc/systemd",
+    "/lib/systemd/system",
+    "/usr/lib/systemd",
+    "/etc/init.d",
+    "/etc/rc.local",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/zsh",
+    "/etc/environment",
+    "/etc/security",
+    "/etc/pam.d",
+    "/etc/ssh",
+    "/etc/xdg/autostart",
+    "/etc/modules",
+    "/etc/modules-load.d",
+    "/etc/modprobe.d",
+    "/etc/udev/rules.d",
+    "/etc/update-motd.d",
+    "/etc/apt/apt.conf.d",
+    "/etc/polkit-1",
+    "/boot",
+    "/etc/cron.allow",
+    "/etc/at.allow",
+    "/etc/anacrontab",
+    "~/.ssh/authorized_keys",
+    "~/.ssh/authorized_keys2",
+    "~/.ssh/rc",
+    "~/.ssh/environment",
+    "~/.config/systemd",
+    "~/.config/autostart",
+    "~/.local/share/systemd",
+    "~/.config/upstart",
+    "~/.pam_environment",
+    "~/.config/environment.d",
 ];
 
 /// The user's shell start-up files and the configuration of tools that run commands from it:
 /// a write there runs at the next login or the next use of the tool.
 const STARTUP_FILES: &[&str] = &[
-    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
-    "~/.zprofile", "~/.zshenv", "~/.zlogin", "~/.zlogout", "~/.config/fish", "~/.xprofile",
-    "~/.xinitrc", "~/.xsession", "~/.gitconfig", "~/.config/git", "~/.ssh/config", "~/.inputrc",
-    "~/.npmrc", "~/.yarnrc", "~/.cshrc", "~/.tcshrc", "~/.kshrc", "~/.mkshrc", "~/.config/nvim",
-    "~/.vimrc", "~/.emacs", "~/.config/direnv", "~/.envrc",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zprofile",
+    "~/.zshenv",
+    "~/.zlogin",
+    "~/.zlogout",
+    "~/.config/fish",
+    "~/.xprofile",
+    "~/.xinitrc",
+    "~/.xsession",
+    "~/.gitconfig",
+    "~/.config/git",
+    "~/.ssh/config",
+    "~/.inputrc",
+    "~/.npmrc",
+    "~/.yarnrc",
+    "~/.cshrc",
+    "~/.tcshrc",
+    "~/.kshrc",
+    "~/.mkshrc",
+    "~/.config/nvim",
+    "~/.vimrc",
+    "~/.emacs",
+    "~/.config/direnv",
+    "~/.envrc",
 ];
 
 /// True if `form` makes a file set-user-ID or set-group-ID, or gives it capabilities.
 pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     match name.as_str() {
-        "chmod" => operands(form).next().is_some_and(|mode| sets_id_bit(&mode.text))
-            || form.iter().skip(1).any(|arg| arg.text.starts_with('-') && sets_id_bit(&arg.text[1..]) && arg.text.contains('s')),
+        "chmod" => {
+            operands(form)
+                .next()
+                .is_some_and(|mode| sets_id_bit(&mode.text))
+                || form.iter().skip(1).any(|arg| {
+                    arg.text.starts_with('-')
+                        && sets_id_bit(&arg.text[1..])
+                        && arg.text.contains('s')
+                })
+        }
         "setcap" => !has(form, &["-v", "-h"]),
-        "install" => form.iter().skip(1).any(|arg| {
-            arg.text.strip_prefix("--mode=").or_else(|| arg.text.strip_prefix("-m")).is_some_and(sets_id_bit)
-        }) || form.windows(2).any(|pair| pair[0].text == "-m" && sets_id_bit(&pair[1].text)),
+        "install" => {
+            form.iter().skip(1).any(|arg| {
+                arg.text
+                    .strip_prefix("--mode=")
+                    .or_else(|| arg.text.strip_prefix("-m"))
+                    .is_some_and(sets_id_bit)
+            }) || form
+                .windows(2)
+                .any(|pair| pair[0].text == "-m" && sets_id_bit(&pair[1].text))
+        }
         "usermod" | "gpasswd" | "adduser" | "addgroup" | "useradd" => {
             form.iter().skip(1).any(|arg| {
                 arg.text.split(',').any(|group| {
-                    matches!(group, "sudo" | "wheel" | "admin" | "root" | "docker" | "disk" | "shadow" | "lxd" | "libvirt" | "adm")
+                    matches!(
+                        group,
+                        "sudo"
+                            | "wheel"
+                            | "admin"
+                            | "root"
+                            | "docker"
+                            | "disk"
+                            | "shadow"
+                            | "lxd"
+                            | "libvirt"
+                            | "adm"
+                    )
                 })
             }) || (name == "useradd" && has(form, &["-o", "--non-unique"]))
-                || (name == "usermod" && form.windows(2).any(|pair| matches!(pair[0].text.as_str(), "-u" | "--uid") && pair[1].text == "0"))
+                || (name == "usermod"
+                    && form.windows(2).any(|pair| {
+                        matches!(pair[0].text.as_str(), "-u" | "--uid") && pair[1].text == "0"
+                    }))
         }
         "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
         "passwd" => operands(form).any(|arg| arg.text == "root") || has(form, &["-d", "--delete"]),
-        _ => written_paths(found, form).iter().any(|target| {
-            PERSISTENT_PLACES.iter().any(|place| under(target, place))
-        }),
+        _ => written_paths(found, form)
+            .iter()
+            .any(|target| PERSISTENT_PLACES.iter().any(|place| under(target, place))),
     }
 }
 
@@ -282,9 +561,11 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
         "at" | "batch" => !has(form, &["-l", "-d", "-r", "-c", "-V"]),
         "systemctl" => {
             let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
-            words.iter().any(|word| matches!(*word, "link" | "preset")) || (words.contains(&"enable") && words.contains(&"--now"))
-                || words.iter().any(|word| word.ends_with(".service") && (word.starts_with('/') || word.starts_with('.')))
-                    && words.contains(&"enable")
+            words.iter().any(|word| matches!(*word, "link" | "preset"))
+                || (words.contains(&"enable") && words.contains(&"--now"))
+                || words.iter().any(|word| {
+                    word.ends_with(".service") && (word.starts_with('/') || word.starts_with('.'))
+                }) && words.contains(&"enable")
         }
         "loginctl" => form.get(1).is_some_and(|sub| sub.text == "enable-linger"),
         _ => startup_write(found, form) == Some(true),
@@ -296,7 +577,10 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
 /// if that is all it does, `None` if it writes none or what it writes is not known.
 fn startup_write(found: &Found, form: &[Arg]) -> Option<bool> {
     let targets = written_paths(found, form);
-    if !targets.iter().any(|target| STARTUP_FILES.iter().any(|place| under(target, place))) {
+    if !targets
+        .iter()
+        .any(|target| STARTUP_FILES.iter().any(|place| under(target, place)))
+    {
         return None;
     }
     let text = written_text(found, form)?;
@@ -305,7 +589,11 @@ fn startup_write(found: &Found, form: &[Arg]) -> Option<bool> {
 
 /// What `form` writes when it is known: `echo`/`printf` words, or a here-document's text.
 fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
-    if let Some(body) = found.redirects.iter().find_map(|redirect| redirect.body.clone()) {
+    if let Some(body) = found
+        .redirects
+        .iter()
+        .find_map(|redirect| redirect.body.clone())
+    {
         return Some(body);
     }
     match name(form).as_str() {
@@ -327,10 +615,32 @@ fn sets_environment_only(line: &str) -> bool {
     let first = line.split_whitespace().next().unwrap_or("");
     line.is_empty()
         || line.starts_with('#')
-        || matches!(first, "export" | "alias" | "source" | "." | "unalias" | "set" | "shopt" | "umask" | "bind" | "complete" | "fpath+=(" | "setopt" | "autoload")
-        || (commands::is_assignment(first) && !line.contains("$(") && !line.contains('`') && !line.contains(';'))
-        || (line.starts_with("eval \"$(") && line.contains(" init") && !line.contains("curl") && !line.contains("wget"))
-        || (line.starts_with("[ -") && line.contains("] && . ") || line.starts_with("[ -") && line.contains("] && source "))
+        || matches!(
+            first,
+            "export"
+                | "alias"
+                | "source"
+                | "."
+                | "unalias"
+                | "set"
+                | "shopt"
+                | "umask"
+                | "bind"
+                | "complete"
+                | "fpath+=("
+                | "setopt"
+                | "autoload"
+        )
+        || (commands::is_assignment(first)
+            && !line.contains("$(")
+            && !line.contains('`')
+            && !line.contains(';'))
+        || (line.starts_with("eval \"$(")
+            && line.contains(" init")
+            && !line.contains("curl")
+            && !line.contains("wget"))
+        || (line.starts_with("[ -") && line.contains("] && . ")
+            || line.starts_with("[ -") && line.contains("] && source "))
 }
 
 /// A reason to ask when `form` writes a shell start-up file with text that is not known.
@@ -347,23 +657,34 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 /// Paths `form` writes: redirections, `tee`, the last operand of `cp`/`mv`/`install`/`ln`,
 /// `dd of=`, `sed -i` files, `truncate`.
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
+    let spelled = |text: &str| home_of_someone(&path(&crate::builtin::home_spellings(text)));
     let mut paths: Vec<String> = found
         .redirects
         .iter()
         .filter(|redirect| redirect.writes())
-        .map(|redirect| path(&redirect.target.text))
+        .map(|redirect| spelled(&redirect.target.text))
         .collect();
     let name = name(form);
     let operands: Vec<&Arg> = operands(form).collect();
     match name.as_str() {
-        "tee" | "truncate" | "touch" | "sponge" => paths.extend(operands.iter().map(|arg| path(&arg.text))),
+        "tee" | "truncate" | "touch" | "sponge" => {
+            paths.extend(operands.iter().map(|arg| spelled(&arg.text)))
+        }
         "cp" | "mv" | "install" | "ln" | "rsync" | "scp" if operands.len() >= 2 => {
             if let Some(last) = operands.last() {
                 paths.push(path(&last.text));
             }
         }
-        "dd" => paths.extend(form.iter().filter_map(|arg| arg.text.strip_prefix("of=")).map(path)),
-        "sed" | "perl" if form.iter().any(|arg| arg.text.starts_with("-i") || arg.text == "--in-place") => {
+        "dd" => paths.extend(
+            form.iter()
+                .filter_map(|arg| arg.text.strip_prefix("of="))
+                .map(path),
+        ),
+        "sed" | "perl"
+            if form
+                .iter()
+                .any(|arg| arg.text.starts_with("-i") || arg.text == "--in-place") =>
+        {
             paths.extend(operands.iter().skip(1).map(|arg| path(&arg.text)));
         }
         _ => {}
@@ -375,13 +696,59 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
 
 /// Packages the system cannot run without.
 const ESSENTIAL_PACKAGES: &[&str] = &[
-    "libc6", "libc-bin", "glibc", "glibc-common", "musl", "bash", "dash", "coreutils", "dpkg",
-    "apt", "rpm", "yum", "dnf", "pacman", "systemd", "systemd-sysv", "init", "login", "passwd",
-    "util-linux", "base-files", "base-passwd", "debianutils", "sed", "grep", "tar", "gzip",
-    "findutils", "diffutils", "perl-base", "libpam-modules", "libpam-runtime", "sudo",
-    "linux-image-generic", "kernel", "kernel-core", "grub-pc", "grub2", "grub-efi-amd64",
-    "e2fsprogs", "mount", "ncurses-base", "zlib1g", "libselinux1", "libstdc++6", "libgcc-s1",
-    "apk-tools", "busybox", "filesystem", "shadow", "shadow-utils", "openssl", "ca-certificates",
+    "libc6",
+    "libc-bin",
+    "glibc",
+    "glibc-common",
+    "musl",
+    "bash",
+    "dash",
+    "coreutils",
+    "dpkg",
+    "apt",
+    "rpm",
+    "yum",
+    "dnf",
+    "pacman",
+    "systemd",
+    "systemd-sysv",
+    "init",
+    "login",
+    "passwd",
+    "util-linux",
+    "base-files",
+    "base-passwd",
+    "debianutils",
+    "sed",
+    "grep",
+    "tar",
+    "gzip",
+    "findutils",
+    "diffutils",
+    "perl-base",
+    "libpam-modules",
+    "libpam-runtime",
+    "sudo",
+    "linux-image-generic",
+    "kernel",
+    "kernel-core",
+    "grub-pc",
+    "grub2",
+    "grub-efi-amd64",
+    "e2fsprogs",
+    "mount",
+    "ncurses-base",
+    "zlib1g",
+    "libselinux1",
+    "libstdc++6",
+    "libgcc-s1",
+    "apk-tools",
+    "busybox",
+    "filesystem",
+    "shadow",
+    "shadow-utils",
+    "openssl",
+    "ca-certificates",
 ];
 
 /// True if `form` removes a package the system needs, or removes one with the package
@@ -391,13 +758,22 @@ pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let removes = match name.as_str() {
         "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "microdnf" => {
-            words.iter().any(|word| matches!(*word, "remove" | "purge" | "autoremove" | "erase" | "rm" | "-R"))
+            words.iter().any(|word| {
+                matches!(
+                    *word,
+                    "remove" | "purge" | "autoremove" | "erase" | "rm" | "-R"
+                )
+            })
         }
         "dpkg" => words.iter().any(|word| {
             matches!(*word, "-r" | "-P" | "--remove" | "--purge") || word.starts_with("--force-")
         }),
-        "rpm" => words.iter().any(|word| *word == "-e" || *word == "--erase" || word.starts_with("-e")),
-        "pacman" => words.iter().any(|word| word.starts_with("-R") || *word == "--remove"),
+        "rpm" => words
+            .iter()
+            .any(|word| *word == "-e" || *word == "--erase" || word.starts_with("-e")),
+        "pacman" => words
+            .iter()
+            .any(|word| word.starts_with("-R") || *word == "--remove"),
         "apk" => words.iter().any(|word| matches!(*word, "del" | "delete")),
         "snap" | "flatpak" | "brew" | "port" | "nix-env" => false,
         _ => false,
@@ -412,7 +788,6 @@ pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
             || *word == "--allow-remove-essential"
             || *word == "--nodeps"
             || (name == "pacman" && word.starts_with("-R") && word.matches('d').count() >= 2)
-            || *word == "--noscripts" && false
     });
     forced
         || words.iter().any(|word| {
@@ -428,9 +803,13 @@ pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
 
 /// Branch names that a forced push or a deletion must not rewrite.
 fn is_protected_branch(name: &str) -> bool {
-    let name = name.trim_start_matches('+').trim_start_matches("refs/heads/");
-    matches!(name, "main" | "master" | "trunk" | "develop" | "production" | "prod" | "stable" | "HEAD")
-        || name.starts_with("release")
+    let name = name
+        .trim_start_matches('+')
+        .trim_start_matches("refs/heads/");
+    matches!(
+        name,
+        "main" | "master" | "trunk" | "develop" | "production" | "prod" | "stable" | "HEAD"
+    ) || name.starts_with("release")
 }
 
 /// True if `form` destroys something on a remote system through credentials this machine
@@ -443,58 +822,135 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
     match name.as_str() {
         "git" => git_push_destroys(&words),
         "terraform" | "tofu" | "terragrunt" => {
-            has_word("destroy") || (has_word("apply") && (has_word("-destroy") || has_word("--destroy")))
+            has_word("destroy")
+                || (has_word("apply") && (has_word("-destroy") || has_word("--destroy")))
         }
         "pulumi" => has_word("destroy") || (has_word("stack") && has_word("rm")),
         "gh" => {
-            (words.first() == Some(&"repo") && words.get(1).is_some_and(|sub| matches!(*sub, "delete" | "archive")))
+            (words.first() == Some(&"repo")
+                && words
+                    .get(1)
+                    .is_some_and(|sub| matches!(*sub, "delete" | "archive")))
                 || (words.first() == Some(&"release") && words.get(1) == Some(&"delete"))
-                || (words.first() == Some(&"api") && words.iter().any(|word| word.eq_ignore_ascii_case("delete") || word.eq_ignore_ascii_case("-XDELETE") || word.eq_ignore_ascii_case("--method=DELETE")))
+                || (words.first() == Some(&"api")
+                    && words.iter().any(|word| {
+                        word.eq_ignore_ascii_case("delete")
+                            || word.eq_ignore_ascii_case("-XDELETE")
+                            || word.eq_ignore_ascii_case("--method=DELETE")
+                    }))
                 || (words.first() == Some(&"secret") && words.get(1) == Some(&"delete"))
         }
         "kubectl" | "oc" => {
             let deletes = has_word("delete");
             deletes
                 && words.iter().any(|word| {
-                    matches!(*word, "namespace" | "namespaces" | "ns" | "--all" | "-A" | "--all-namespaces" | "node" | "nodes" | "pv" | "crd" | "crds" | "customresourcedefinition" | "clusterrole" | "clusterrolebinding")
-                        || word.starts_with("namespace/")
+                    matches!(
+                        *word,
+                        "namespace"
+                            | "namespaces"
+                            | "ns"
+                            | "--all"
+                            | "-A"
+                            | "--all-namespaces"
+                            | "node"
+                            | "nodes"
+                            | "pv"
+                            | "crd"
+                            | "crds"
+                            | "customresourcedefinition"
+                            | "clusterrole"
+                            | "clusterrolebinding"
+                    ) || word.starts_with("namespace/")
                         || word.starts_with("ns/")
                         || word.starts_with("node/")
                 })
         }
-        "helm" => has_word("uninstall") && has_word("--all") ,
+        "helm" => has_word("uninstall") && has_word("--all"),
         "aws" => {
             (has_word("s3") && (has_word("rb") || (has_word("rm") && has_word("--recursive"))))
                 || words.iter().any(|word| {
-                    word.starts_with("delete-") || word.starts_with("terminate-") || *word == "deregister-image" || word.starts_with("remove-") && false
+                    word.starts_with("delete-")
+                        || word.starts_with("terminate-")
+                        || *word == "deregister-image"
                 })
         }
-        "gsutil" => has_word("rb") || (has_word("rm") && (has_word("-r") || has_word("-rf") || words.iter().any(|w| w.ends_with("/**") || w.ends_with("/*")))),
-        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud" | "scw" => {
-            words.iter().any(|word| matches!(*word, "delete" | "destroy" | "purge"))
+        "gsutil" => {
+            has_word("rb")
+                || (has_word("rm")
+                    && (has_word("-r")
+                        || has_word("-rf")
+                        || words
+                            .iter()
+                            .any(|w| w.ends_with("/**") || w.ends_with("/*"))))
         }
-        "heroku" => words.iter().any(|word| matches!(*word, "apps:destroy" | "pg:reset" | "destroy" | "apps:delete")),
-        "fly" | "flyctl" => words.iter().any(|word| matches!(*word, "destroy")) || (has_word("apps") && has_word("destroy")),
+        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud" | "scw" => words
+            .iter()
+            .any(|word| matches!(*word, "delete" | "destroy" | "purge")),
+        "heroku" => words.iter().any(|word| {
+            matches!(
+                *word,
+                "apps:destroy" | "pg:reset" | "destroy" | "apps:delete"
+            )
+        }),
+        "fly" | "flyctl" => {
+            words.iter().any(|word| matches!(*word, "destroy"))
+                || (has_word("apps") && has_word("destroy"))
+        }
         "vercel" => has_word("remove") || has_word("rm"),
         "netlify" => has_word("sites:delete"),
-        "firebase" => words.iter().any(|word| word.ends_with(":delete") || *word == "firestore:delete"),
+        "glab" => has_word("repo") && has_word("delete"),
+        "etcdctl" => has_word("del") && (has_word("--prefix") || has_word("--from-key")),
+        "consul" => {
+            has_word("kv")
+                && has_word("delete")
+                && words.iter().any(|word| word.starts_with("-recurse"))
+        }
+        "curl" | "http" | "https" | "xh" => {
+            let deletes = form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-X" | "--request")
+                    && pair[1].text.eq_ignore_ascii_case("delete")
+            }) || words
+                .iter()
+                .any(|word| word.eq_ignore_ascii_case("-XDELETE") || *word == "DELETE");
+            deletes && sends_to_remote(form)
+        }
+        "firebase" => words
+            .iter()
+            .any(|word| word.ends_with(":delete") || *word == "firestore:delete"),
         "dropdb" | "dropuser" => true,
         "psql" | "mysql" | "mariadb" | "sqlcmd" | "cockroach" | "clickhouse-client" => {
             words.iter().any(|word| is_destructive_sql(word))
         }
-        "mongo" | "mongosh" => words.iter().any(|word| word.contains("dropDatabase") || word.contains(".drop()")),
+        "mongo" | "mongosh" => words
+            .iter()
+            .any(|word| word.contains("dropDatabase") || word.contains(".drop()")),
         // Flushing a local development server is everyday work; a named remote one is not.
         "redis-cli" | "valkey-cli" | "keydb-cli" => {
-            words.iter().any(|word| word.eq_ignore_ascii_case("flushall") || word.eq_ignore_ascii_case("flushdb"))
-                && form.windows(2).any(|pair| {
-                    matches!(pair[0].text.as_str(), "-h" | "-u")
-                        && !is_loopback(pair[1].text.split("://").last().unwrap_or("").split([':', '@', '/']).next().unwrap_or(""))
-                })
+            words.iter().any(|word| {
+                word.eq_ignore_ascii_case("flushall") || word.eq_ignore_ascii_case("flushdb")
+            }) && form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-h" | "-u")
+                    && !is_loopback(
+                        pair[1]
+                            .text
+                            .split("://")
+                            .last()
+                            .unwrap_or("")
+                            .split([':', '@', '/'])
+                            .next()
+                            .unwrap_or(""),
+                    )
+            })
         }
         "npm" | "pnpm" | "yarn" => has_word("unpublish"),
         "docker" | "podman" => false,
-        "s3cmd" => has_word("rb") || (has_word("del") && (has_word("-r") || has_word("--recursive"))),
-        "rclone" => words.iter().any(|word| matches!(*word, "purge" | "delete")) || (has_word("sync") && words.last().is_some_and(|last| last.contains(':'))),
+        "s3cmd" => {
+            has_word("rb") || (has_word("del") && (has_word("-r") || has_word("--recursive")))
+        }
+        "rclone" => {
+            words.iter().any(|word| matches!(*word, "purge" | "delete"))
+                || (has_word("sync") && words.last().is_some_and(|last| last.contains(':')))
+        }
         _ => false,
     }
 }
@@ -502,12 +958,18 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
 fn is_destructive_sql(text: &str) -> bool {
     let upper = text.to_ascii_uppercase();
     let upper: String = upper.split_whitespace().collect::<Vec<_>>().join(" ");
-    ["DROP DATABASE", "DROP SCHEMA", "DROP TABLE", "TRUNCATE", "DROP USER", "DELETE FROM"]
-        .iter()
-        .any(|statement| {
-            upper.contains(statement)
-                && !(*statement == "DELETE FROM" && upper.contains(" WHERE "))
-        })
+    [
+        "DROP DATABASE",
+        "DROP SCHEMA",
+        "DROP TABLE",
+        "TRUNCATE",
+        "DROP USER",
+        "DELETE FROM",
+    ]
+    .iter()
+    .any(|statement| {
+        upper.contains(statement) && !(*statement == "DELETE FROM" && upper.contains(" WHERE "))
+    })
 }
 
 /// `git push` that rewrites or deletes a shared branch, or everything: `--force`/`-f`/`+ref`
@@ -517,21 +979,41 @@ fn git_push_destroys(words: &[&str]) -> bool {
         return false;
     };
     let rest = &words[at + 1..];
+    // A lease only checks that nobody pushed meanwhile: the shared branch is still rewritten.
     let forced = rest.iter().any(|word| {
-        matches!(*word, "--force" | "-f") || (word.starts_with('-') && !word.starts_with("--") && word.contains('f'))
+        matches!(*word, "--force" | "-f")
+            || word.starts_with("--force-with-lease")
+            || word.starts_with("--force-if-includes")
+            || (word.starts_with('-') && !word.starts_with("--") && word.contains('f'))
     });
     let deletes = rest.iter().any(|word| matches!(*word, "--delete" | "-d"));
-    if rest.iter().any(|word| *word == "--mirror" || word.starts_with("--prune")) {
+    if rest
+        .iter()
+        .any(|word| *word == "--mirror" || word.starts_with("--prune"))
+    {
         return true;
     }
-    let refs: Vec<&str> = rest.iter().filter(|word| !word.starts_with('-')).skip(1).copied().collect();
-    if (forced || deletes) && rest.iter().any(|word| *word == "--all" || *word == "--tags") {
+    let refs: Vec<&str> = rest
+        .iter()
+        .filter(|word| !word.starts_with('-'))
+        .skip(1)
+        .copied()
+        .collect();
+    if (forced || deletes)
+        && rest
+            .iter()
+            .any(|word| *word == "--all" || *word == "--tags")
+    {
         return forced || deletes;
     }
     refs.iter().any(|spec| {
         let (source, destination) = spec.split_once(':').unwrap_or(("", spec));
         let plus = spec.starts_with('+');
-        let target = if destination.is_empty() { source } else { destination };
+        let target = if destination.is_empty() {
+            source
+        } else {
+            destination
+        };
         let deleting = spec.starts_with(':') || deletes;
         (forced || plus || deleting) && is_protected_branch(target)
     })
@@ -571,27 +1053,39 @@ pub(crate) fn remote_ask(found: &Found) -> Option<String> {
 /// True for a host that is this machine.
 pub(crate) fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.starts_with("127.") || host == "::1" || host == "0.0.0.0" || host.ends_with(".localhost")
+    host == "localhost"
+        || host.starts_with("127.")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host.ends_with(".localhost")
 }
 
 /// The host of a `/dev/tcp/HOST/PORT` or `/dev/udp/HOST/PORT` path.
 pub(crate) fn dev_net_host(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix("/dev/tcp/").or_else(|| text.strip_prefix("/dev/udp/"))?;
+    let rest = text
+        .strip_prefix("/dev/tcp/")
+        .or_else(|| text.strip_prefix("/dev/udp/"))?;
     rest.split('/').next()
 }
 
 /// Programs that open raw network connections and pass data either way.
-const RAW_NETWORK: &[&str] = &["nc", "ncat", "netcat", "socat", "telnet", "openssl", "busybox", "cryptcat", "pwncat", "sbd", "rlwrap"];
+const RAW_NETWORK: &[&str] = &[
+    "nc", "ncat", "netcat", "socat", "telnet", "openssl", "busybox", "cryptcat", "pwncat", "sbd",
+    "rlwrap",
+];
 
 /// True if `form` is a shell (or a program that runs one) wired to a network connection:
 /// `bash -i >& /dev/tcp/HOST/PORT 0>&1`, `nc -e /bin/sh HOST PORT`, `socat TCP:… EXEC:sh`,
 /// or an interpreter's code that connects a socket to a shell.
 pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    let remote_redirect = found.redirects.iter().any(|redirect| {
-        dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
-    });
-    let interpreter = commands::is_shell(&name) || commands::is_language_interpreter(&name) || name == "exec" && form.len() > 1;
+    let remote_redirect = found
+        .redirects
+        .iter()
+        .any(|redirect| dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host)));
+    let interpreter = commands::is_shell(&name)
+        || commands::is_language_interpreter(&name)
+        || name == "exec" && form.len() > 1;
     if remote_redirect && interpreter {
         return true;
     }
@@ -600,22 +1094,58 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
             has(form, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"])
         }
         "socat" => {
-            let words: Vec<String> = form.iter().skip(1).map(|arg| arg.text.to_ascii_lowercase()).collect();
-            words.iter().any(|word| word.starts_with("exec:") || word.starts_with("system:"))
+            let words: Vec<String> = form
+                .iter()
+                .skip(1)
+                .map(|arg| arg.text.to_ascii_lowercase())
+                .collect();
+            words
+                .iter()
+                .any(|word| word.starts_with("exec:") || word.starts_with("system:"))
                 && words.iter().any(|word| {
-                    ["tcp", "udp", "openssl", "sctp", "tcp4", "tcp6", "tcp-connect", "tcp-listen", "ssl"]
-                        .iter()
-                        .any(|kind| word.starts_with(&format!("{kind}:")) || word.starts_with(&format!("{kind}-")))
+                    [
+                        "tcp",
+                        "udp",
+                        "openssl",
+                        "sctp",
+                        "tcp4",
+                        "tcp6",
+                        "tcp-connect",
+                        "tcp-listen",
+                        "ssl",
+                    ]
+                    .iter()
+                    .any(|kind| {
+                        word.starts_with(&format!("{kind}:"))
+                            || word.starts_with(&format!("{kind}-"))
+                    })
                 })
         }
         _ if commands::is_language_interpreter(&name) => form.iter().skip(1).any(|arg| {
             let code = arg.text.as_str();
-            let socket = ["socket", "fsockopen", "TCPSocket", "net.Socket", "Socket.new", "IO::Socket", "connect("]
-                .iter()
-                .any(|word| code.contains(word));
-            let shell = ["/bin/sh", "/bin/bash", "pty.spawn", "sh -i", "bash -i", "cmd.exe", "subprocess.call([\"sh\"", "dup2"]
-                .iter()
-                .any(|word| code.contains(word));
+            let socket = [
+                "socket",
+                "fsockopen",
+                "TCPSocket",
+                "net.Socket",
+                "Socket.new",
+                "IO::Socket",
+                "connect(",
+            ]
+            .iter()
+            .any(|word| code.contains(word));
+            let shell = [
+                "/bin/sh",
+                "/bin/bash",
+                "pty.spawn",
+                "sh -i",
+                "bash -i",
+                "cmd.exe",
+                "subprocess.call([\"sh\"",
+                "dup2",
+            ]
+            .iter()
+            .any(|word| code.contains(word));
             socket && shell
         }),
         _ => false,
@@ -625,57 +1155,231 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
 /// True if `form` may send data over the network to another machine.
 pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    let remote_redirect = found.redirects.iter().any(|redirect| {
-        dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
-    });
+    let remote_redirect = found
+        .redirects
+        .iter()
+        .any(|redirect| dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host)));
     if remote_redirect {
         return true;
     }
     let hosts = || {
-        form.iter().skip(1).filter(|arg| !arg.text.starts_with('-')).any(|arg| {
-            let text = arg.text.as_str();
-            let host = text
+        form.iter()
+            .skip(1)
+            .filter(|arg| !arg.text.starts_with('-'))
+            .any(|arg| {
+                let text = arg.text.as_str();
+                let host = text
+                    .split_once("://")
+                    .map_or(text, |(_, rest)| rest)
+                    .split(['/', ':', '@'])
+                    .find(|part| !part.is_empty())
+                    .unwrap_or("");
+                !is_loopback(host)
+            })
+    };
+    match name.as_str() {
+        "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request"
+        | "POST" | "PUT" => hosts(),
+        "scp" | "sftp" | "rsync" => form.iter().skip(1).any(|arg| {
+            arg.text.split_once(':').is_some_and(|(host, _)| {
+                !host.is_empty()
+                    && !host.contains('/')
+                    && !is_loopback(host.rsplit('@').next().unwrap_or(host))
+            })
+        }),
+        "ssh" | "dig" | "nslookup" | "host" | "drill" | "ftp" | "tftp" | "smbclient"
+        | "sendmail" | "mail" | "mailx" | "mutt" | "swaks" | "pastebinit" | "gist" | "rclone"
+        | "gsutil" => hosts(),
+        "gh" => form.get(1).is_some_and(|sub| sub.text == "gist"),
+        "aws" => {
+            form.iter().any(|arg| arg.text == "s3")
+                && form.iter().any(|arg| arg.text.starts_with("s3://"))
+        }
+        _ if RAW_NETWORK.contains(&name.as_str()) => hosts(),
+        _ => false,
+    }
+}
+
+/// True if some URL or host among the words of `form` is another machine.
+fn sends_to_remote(form: &[Arg]) -> bool {
+    form.iter()
+        .skip(1)
+        .filter(|arg| arg.text.contains("://"))
+        .any(|arg| {
+            let host = arg
+                .text
                 .split_once("://")
-                .map_or(text, |(_, rest)| rest)
+                .map_or("", |(_, rest)| rest)
                 .split(['/', ':', '@'])
-                .find(|part| !part.is_empty())
+                .next()
                 .unwrap_or("");
             !is_loopback(host)
         })
-    };
+}
+
+/// True if `form` signals every process, or every process but some: `pkill -v`, a pattern
+/// matching any name (`pkill .`, `killall -r '.*'`), all of a user's (`pkill -u root`), the
+/// children of init (`pkill -P 1`).
+pub(crate) fn kill_many(form: &[Arg]) -> bool {
+    let name = name(form);
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let matches_everything =
+        |pattern: &str| matches!(pattern, "." | ".*" | "^" | "" | ".+" | "^.*$" | "$");
     match name.as_str() {
-        "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request" | "POST" | "PUT" => hosts(),
-        "scp" | "sftp" | "rsync" => form.iter().skip(1).any(|arg| {
-            arg.text.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/') && !is_loopback(host.rsplit('@').next().unwrap_or(host)))
-        }),
-        "ssh" | "dig" | "nslookup" | "host" | "drill" | "ftp" | "tftp" | "smbclient" | "sendmail" | "mail" | "mailx" | "mutt" | "swaks" | "pastebinit" | "gist" | "rclone" | "gsutil" => hosts(),
-        "gh" => form.get(1).is_some_and(|sub| sub.text == "gist"),
-        "aws" => form.iter().any(|arg| arg.text == "s3") && form.iter().any(|arg| arg.text.starts_with("s3://")),
-        _ if RAW_NETWORK.contains(&name.as_str()) => hosts(),
+        "pkill" | "killall" | "pgrep" if name != "pgrep" => {
+            words.iter().any(|word| matches!(*word, "-v" | "--inverse"))
+                || words.windows(2).any(|pair| {
+                    matches!(pair[0], "-u" | "-U" | "--euid" | "--uid" | "--user")
+                        && matches!(pair[1], "root" | "0")
+                        || matches!(pair[0], "-P" | "--parent") && pair[1] == "1"
+                })
+                || words
+                    .iter()
+                    .filter(|word| !word.starts_with('-'))
+                    .any(|word| matches_everything(word))
+                    && (name == "pkill"
+                        || words.iter().any(|word| matches!(*word, "-r" | "--regexp")))
+        }
+        _ => false,
+    }
+}
+
+/// True if `form` asks systemd-logind, the firmware or a management controller to power the
+/// machine off or restart it (`busctl call … Reboot`, `ipmitool chassis power off`).
+pub(crate) fn power(form: &[Arg]) -> bool {
+    let name = name(form);
+    let text = form
+        .iter()
+        .skip(1)
+        .map(|arg| arg.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    match name.as_str() {
+        "dbus-send" | "busctl" | "gdbus" | "qdbus" => {
+            text.contains("login1")
+                && [
+                    "PowerOff",
+                    "Reboot",
+                    "Halt",
+                    "Suspend",
+                    "Hibernate",
+                    "KExec",
+                ]
+                .iter()
+                .any(|verb| text.contains(verb))
+        }
+        "ipmitool" => {
+            text.contains("power")
+                && ["off", "reset", "cycle", "soft"]
+                    .iter()
+                    .any(|verb| text.split_whitespace().any(|word| word == *verb))
+        }
+        "rtcwake" | "uhubctl" => true,
+        "flash_erase" | "flashcp" | "nandwrite" | "mtd_debug" => true,
+        "zpool" | "zfs" => text.starts_with("destroy"),
+        "vgremove" | "lvremove" | "pvremove" | "dmsetup"
+            if name != "dmsetup" || text.contains("remove") =>
+        {
+            true
+        }
+        "mdadm" => text.contains("--zero-superblock") || text.contains("--stop"),
         _ => false,
     }
 }
 
 /// Files and directories that hold credentials (`~`-relative, or absolute).
 const SECRETS: &[&str] = &[
-    "~/.ssh/id_*", "~/.ssh/identity", "~/.aws", "~/.netrc", "~/.git-credentials", "~/.kube",
-    "~/.docker/config.json", "~/.config/gh", "~/.npmrc", "~/.pypirc", "~/.gnupg",
-    "~/.password-store", "~/.config/gcloud", "~/.azure", "~/.terraform.d", "~/.cargo/credentials*",
-    "~/.vault-token", "~/.pgpass", "~/.my.cnf", "~/.local/share/keyrings", "~/.config/hub",
-    "~/.gem/credentials", "~/.m2/settings.xml", "~/.config/rclone", "~/.s3cfg", "~/.boto",
-    "~/.oci", "~/.bash_history", "~/.zsh_history", "~/.mozilla", "~/.config/google-chrome",
-    "/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*", "/root/.ssh", "/proc/self/environ",
-    "/proc/1/environ", "~/.ssh",
+    "~/.ssh/id_*",
+    "~/.ssh/identity",
+    "~/.aws",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.config/gh",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.gnupg",
+    "~/.password-store",
+    "~/.config/gcloud",
+    "~/.azure",
+    "~/.terraform.d",
+    "~/.cargo/credentials*",
+    "~/.vault-token",
+    "~/.pgpass",
+    "~/.my.cnf",
+    "~/.local/share/keyrings",
+    "~/.config/hub",
+    "~/.gem/credentials",
+    "~/.m2/settings.xml",
+    "~/.config/rclone",
+    "~/.s3cfg",
+    "~/.boto",
+    "~/.oci",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/ssh/ssh_host_*",
+    "/root/.ssh",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "~/.ssh",
 ];
 
 /// Programs that only look at a file's name or metadata, or use a key as it is meant to be
 /// used (`ssh -i KEY`).
 const METADATA_ONLY: &[&str] = &[
-    "ls", "stat", "test", "[", "[[", "chmod", "chown", "mkdir", "touch", "file", "du", "ssh-add",
-    "ssh-keygen", "ssh", "git", "find", "cd", "pushd", "rm", "ssh-copy-id", "scp", "sftp", "rsync",
-    "curl", "wget", "kubectl", "aws", "gcloud", "az", "docker", "helm", "gh", "echo", "printf",
-    "export", "eval", "source", ".", "npm", "pip", "twine", "cargo", "terraform", "realpath",
-    "readlink", "dirname", "basename", "wc",
+    "ls",
+    "stat",
+    "test",
+    "[",
+    "[[",
+    "chmod",
+    "chown",
+    "mkdir",
+    "touch",
+    "file",
+    "du",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh",
+    "git",
+    "find",
+    "cd",
+    "pushd",
+    "rm",
+    "ssh-copy-id",
+    "scp",
+    "sftp",
+    "rsync",
+    "curl",
+    "wget",
+    "kubectl",
+    "aws",
+    "gcloud",
+    "az",
+    "docker",
+    "helm",
+    "gh",
+    "echo",
+    "printf",
+    "export",
+    "eval",
+    "source",
+    ".",
+    "npm",
+    "pip",
+    "twine",
+    "cargo",
+    "terraform",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "wc",
 ];
 
 /// True if `found` reads a credential file or dumps the environment as data (`cat
@@ -685,37 +1389,76 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
     found.each_form().any(|form| {
         let name = name(form);
         let secret = |text: &str| {
-            let target = path(text.trim_start_matches('@'));
+            let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
+            let target = home_of_someone(&path(&spelled));
             !target.ends_with(".pub")
                 && !target.ends_with("known_hosts")
-                && !target.ends_with("/config") | target.starts_with("~/.kube") | target.starts_with("~/.aws")
+                && !target.ends_with("/config")
+                    | target.starts_with("~/.kube")
+                    | target.starts_with("~/.aws")
                 && SECRETS.iter().any(|place| under(&target, place))
         };
-        let redirected = found.redirects.iter().any(|redirect| redirect.op == "<" && secret(&redirect.target.text));
+        let redirected = found
+            .redirects
+            .iter()
+            .any(|redirect| redirect.op == "<" && secret(&redirect.target.text));
         if redirected {
             return true;
         }
-        if matches!(name.as_str(), "env" | "printenv") && commands::wrapped_command(form).is_none() && form.len() == 1 {
+        if matches!(name.as_str(), "env" | "printenv")
+            && commands::wrapped_command(form).is_none()
+            && form.len() == 1
+        {
             return true;
         }
-        if matches!(name.as_str(), "set" | "export" | "declare" | "typeset") && form.len() <= 2 && form.iter().skip(1).all(|arg| matches!(arg.text.as_str(), "-p" | "-x" | "-px")) {
+        if matches!(name.as_str(), "set" | "export" | "declare" | "typeset")
+            && form.len() <= 2
+            && form
+                .iter()
+                .skip(1)
+                .all(|arg| matches!(arg.text.as_str(), "-p" | "-x" | "-px"))
+        {
             return true;
         }
         let uploads = match name.as_str() {
-            "curl" => form.windows(2).any(|pair| {
-                matches!(pair[0].text.as_str(), "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "-F" | "--form" | "-T" | "--upload-file" | "--json")
-                    && secret(pair[1].text.rsplit(['@', '<']).next().unwrap_or(""))
-            }) || form.iter().any(|arg| arg.text.contains('@') && secret(arg.text.rsplit('@').next().unwrap_or(""))),
-            "wget" => form.iter().any(|arg| {
-                arg.text.strip_prefix("--post-file=").or_else(|| arg.text.strip_prefix("--body-file=")).is_some_and(secret)
-            }) || form.windows(2).any(|pair| matches!(pair[0].text.as_str(), "--post-file" | "--body-file") && secret(&pair[1].text)),
+            "curl" => {
+                form.windows(2).any(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "-d" | "--data"
+                            | "--data-binary"
+                            | "--data-raw"
+                            | "--data-urlencode"
+                            | "-F"
+                            | "--form"
+                            | "-T"
+                            | "--upload-file"
+                            | "--json"
+                    ) && secret(pair[1].text.rsplit(['@', '<']).next().unwrap_or(""))
+                }) || form.iter().any(|arg| {
+                    arg.text.contains('@') && secret(arg.text.rsplit('@').next().unwrap_or(""))
+                })
+            }
+            "wget" => {
+                form.iter().any(|arg| {
+                    arg.text
+                        .strip_prefix("--post-file=")
+                        .or_else(|| arg.text.strip_prefix("--body-file="))
+                        .is_some_and(secret)
+                }) || form.windows(2).any(|pair| {
+                    matches!(pair[0].text.as_str(), "--post-file" | "--body-file")
+                        && secret(&pair[1].text)
+                })
+            }
             "scp" | "rsync" | "sftp" => operands(form).any(|arg| secret(&arg.text)),
             "gh" => operands(form).any(|arg| secret(&arg.text)),
             _ => false,
         };
         uploads
             || (!METADATA_ONLY.contains(&name.as_str())
-                && form.iter().skip(1).any(|arg| secret(&arg.text) || arg.text.strip_prefix("if=").is_some_and(secret)))
+                && form.iter().skip(1).any(|arg| {
+                    secret(&arg.text) || arg.text.strip_prefix("if=").is_some_and(secret)
+                }))
     })
 }
 
@@ -724,11 +1467,35 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
 /// Folders of the home directory that only hold caches, which tools delete as a matter of
 /// course (`rm -rf ~/.cache/pip`).
 const CACHES: &[&str] = &[
-    "~/.cache", "~/.npm", "~/.yarn", "~/.pnpm-store", "~/.gradle", "~/.m2", "~/.nuget",
-    "~/.bun", "~/.deno", "~/.node-gyp", "~/.cargo/registry", "~/.cargo/git", "~/.rustup/tmp",
-    "~/go/pkg", "~/.pyenv/cache", "~/.tmp", "~/tmp", "~/.local/share/Trash", "~/.ccache",
-    "~/.sbt", "~/.ivy2", "~/.conda/pkgs", "~/.expo", "~/.android/cache", "~/.vscode-server",
-    "~/.local/share/pnpm", "~/.parcel-cache", "~/.turbo", "~/.next",
+    "~/.cache",
+    "~/.npm",
+    "~/.yarn",
+    "~/.pnpm-store",
+    "~/.gradle",
+    "~/.m2",
+    "~/.nuget",
+    "~/.bun",
+    "~/.deno",
+    "~/.node-gyp",
+    "~/.cargo/registry",
+    "~/.cargo/git",
+    "~/.rustup/tmp",
+    "~/go/pkg",
+    "~/.pyenv/cache",
+    "~/.tmp",
+    "~/tmp",
+    "~/.local/share/Trash",
+    "~/.ccache",
+    "~/.sbt",
+    "~/.ivy2",
+    "~/.conda/pkgs",
+    "~/.expo",
+    "~/.android/cache",
+    "~/.vscode-server",
+    "~/.local/share/pnpm",
+    "~/.parcel-cache",
+    "~/.turbo",
+    "~/.next",
 ];
 
 /// Where a path argument points, as the deletion family sees it.
@@ -759,8 +1526,15 @@ fn place(found: &Found, arg: &Arg) -> Place {
         return Place::Other;
     }
     if let Some(rest) = target.strip_prefix("~/") {
-        let secret = SECRETS.iter().chain(STARTUP_FILES).any(|place| under(&target, place));
-        return if secret || !rest.contains('/') { Place::UserData } else { Place::Other };
+        let secret = SECRETS
+            .iter()
+            .chain(STARTUP_FILES)
+            .any(|place| under(&target, place));
+        return if secret || !rest.contains('/') {
+            Place::UserData
+        } else {
+            Place::Other
+        };
     }
     if target == "~" {
         return Place::UserData;
@@ -768,8 +1542,13 @@ fn place(found: &Found, arg: &Arg) -> Place {
     let parts: Vec<&str> = target.trim_start_matches('/').split('/').collect();
     let system = match parts.as_slice() {
         ["usr", "local", ..] | ["var", "tmp", ..] | ["var", "cache", ..] | ["tmp", ..] => false,
-        ["var", "lib", "apt", "lists", ..] | ["var", "log", ..] | ["opt", ..] | ["mnt", ..] => false,
-        ["dev", "shm", ..] | ["run", "user", ..] | ["media", ..] | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
+        ["var", "lib", "apt", "lists", ..] | ["var", "log", ..] | ["opt", ..] | ["mnt", ..] => {
+            false
+        }
+        ["dev", "shm", ..]
+        | ["run", "user", ..]
+        | ["media", ..]
+        | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
         [first, _, ..] => crate::builtin::is_system_dir(first),
         _ => false,
     };
@@ -784,7 +1563,11 @@ fn home_of_someone(target: &str) -> String {
         ["root", rest @ ..] if target.starts_with('/') => rest,
         _ => return target.to_owned(),
     };
-    if rest.is_empty() { "~".to_owned() } else { format!("~/{}", rest.join("/")) }
+    if rest.is_empty() {
+        "~".to_owned()
+    } else {
+        format!("~/{}", rest.join("/"))
+    }
 }
 
 /// True if `form` destroys the user's files outside the project or the system's: a
@@ -802,14 +1585,23 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
             operand_list.iter().any(|arg| match place(found, arg) {
                 Place::UserData => {
                     let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
-                    recursive || name != "rm" || SECRETS.iter().chain(STARTUP_FILES).any(|place| under(&target, place))
+                    recursive
+                        || name != "rm"
+                        || SECRETS
+                            .iter()
+                            .chain(STARTUP_FILES)
+                            .any(|place| under(&target, place))
                 }
                 Place::System => recursive,
                 Place::Other => false,
             })
         }
-        "unlink" | "shred" | "truncate" | "wipe" | "srm" => operand_list.iter().any(|arg| is_data(arg)),
-        "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" => recursive && operand_list.iter().skip(1).any(|arg| is_data(arg)),
+        "unlink" | "shred" | "truncate" | "wipe" | "srm" => {
+            operand_list.iter().any(|arg| is_data(arg))
+        }
+        "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" => {
+            recursive && operand_list.iter().skip(1).any(|arg| is_data(arg))
+        }
         // Moving the home directory, or its credentials out of it (a backup beside the file
         // is everyday work).
         "mv" => {
@@ -818,39 +1610,91 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 .find(|pair| matches!(pair[0].text.as_str(), "-t" | "--target-directory"))
                 .map(|pair| &pair[1])
                 .or(operand_list.last().copied())
-                .is_some_and(|target| !path(&crate::builtin::home_spellings(&target.text)).starts_with('~'));
+                .is_some_and(|target| {
+                    !path(&crate::builtin::home_spellings(&target.text)).starts_with('~')
+                });
             operand_list.iter().any(|arg| {
                 let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
-                target == "~" || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
+                target == "~"
+                    || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
             })
         }
         "rsync" => {
-            let deletes = form.iter().any(|arg| arg.text.starts_with("--delete") || arg.text == "--remove-source-files");
-            deletes && operand_list.iter().any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+            let deletes = form
+                .iter()
+                .any(|arg| arg.text.starts_with("--delete") || arg.text == "--remove-source-files");
+            deletes
+                && operand_list
+                    .iter()
+                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
         }
-        "tar" | "bsdtar" => form.iter().any(|arg| arg.text == "--remove-files") && operand_list.iter().any(|arg| is_data(arg)),
-        "zip" => has(form, &["-m", "--move"]) || form.iter().any(|arg| arg.text.starts_with('-') && !arg.text.starts_with("--") && arg.text.contains('m'))
-            && operand_list.iter().any(|arg| is_data(arg)),
+        "tar" | "bsdtar" => {
+            form.iter().any(|arg| arg.text == "--remove-files")
+                && operand_list.iter().any(|arg| is_data(arg))
+        }
+        "zip" => {
+            let moves = has(form, &["-m", "--move"])
+                || form.iter().any(|arg| {
+                    arg.text.starts_with('-')
+                        && !arg.text.starts_with("--")
+                        && arg.text.contains('m')
+                });
+            moves && operand_list.iter().any(|arg| is_data(arg))
+        }
         "git" => {
             let cleans = form.iter().any(|arg| arg.text == "clean");
-            cleans && form.iter().any(|arg| {
-                let value = arg.text.strip_prefix("--work-tree=").or_else(|| arg.text.strip_prefix("--git-dir="));
-                value.is_some_and(|value| place(found, &Arg { text: value.to_owned(), ..arg.clone() }) == Place::UserData)
-            }) || cleans && form.windows(2).any(|pair| matches!(pair[0].text.as_str(), "-C" | "--work-tree") && place(found, &pair[1]) == Place::UserData)
+            let tree_value = |arg: &Arg| {
+                arg.text
+                    .strip_prefix("--work-tree=")
+                    .or_else(|| arg.text.strip_prefix("--git-dir="))
+                    .map(|value| Arg {
+                        text: value.to_owned(),
+                        ..arg.clone()
+                    })
+            };
+            let in_home = form
+                .iter()
+                .filter_map(tree_value)
+                .chain(
+                    form.windows(2)
+                        .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--work-tree"))
+                        .map(|pair| pair[1].clone()),
+                )
+                .any(|tree| place(found, &tree) == Place::UserData);
+            cleans && in_home
         }
         "find" => {
-            let start: Vec<&Arg> = form.iter().skip(1).take_while(|arg| !arg.text.starts_with('-') && arg.text != "(" && arg.text != "!").collect();
+            let start: Vec<&Arg> = form
+                .iter()
+                .skip(1)
+                .take_while(|arg| !arg.text.starts_with('-') && arg.text != "(" && arg.text != "!")
+                .collect();
             let destroys = form.windows(2).any(|pair| {
-                matches!(pair[0].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
-                    && matches!(basename(&pair[1].text), "truncate" | "shred" | "chmod" | "chown" | "mv" | "dd" | "wipe" | "unlink")
+                matches!(
+                    pair[0].text.as_str(),
+                    "-exec" | "-execdir" | "-ok" | "-okdir"
+                ) && matches!(
+                    basename(&pair[1].text),
+                    "truncate" | "shred" | "chmod" | "chown" | "mv" | "dd" | "wipe" | "unlink"
+                )
             });
-            destroys && start.iter().any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+            destroys
+                && start
+                    .iter()
+                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
         }
-        "dd" => form.iter().filter_map(|arg| arg.text.strip_prefix("of=")).any(|target| {
-            place(found, &Arg::literal(target)) == Place::UserData
-        }),
-        "cp" | "install" => operand_list.first().is_some_and(|source| source.text == "/dev/null")
-            && operand_list.last().is_some_and(|target| place(found, target) == Place::UserData),
+        "dd" => form
+            .iter()
+            .filter_map(|arg| arg.text.strip_prefix("of="))
+            .any(|target| place(found, &Arg::literal(target)) == Place::UserData),
+        "cp" | "install" => {
+            operand_list
+                .first()
+                .is_some_and(|source| source.text == "/dev/null")
+                && operand_list
+                    .last()
+                    .is_some_and(|target| place(found, target) == Place::UserData)
+        }
         _ => false,
     }
 }
@@ -858,7 +1702,9 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
 /// True if `found` talks to the network raw: `nc`, `socat`, `telnet`, `openssl s_client`, or
 /// a `/dev/tcp` redirection to another machine.
 pub(crate) fn raw_network(found: &Found) -> bool {
-    found.each_form().any(|form| RAW_NETWORK.contains(&name(form).as_str()))
+    found
+        .each_form()
+        .any(|form| RAW_NETWORK.contains(&name(form).as_str()))
         || found.redirects.iter().any(|redirect| {
             dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
         })

@@ -105,7 +105,18 @@ const fn speaks(
 }
 
 const VIM: &[(&str, &[&str])] = &[
-    ("-c", &["!", ":!", "silent !", ":silent !", "call system(", "r !", ":r !"]),
+    (
+        "-c",
+        &[
+            "!",
+            ":!",
+            "silent !",
+            ":silent !",
+            "call system(",
+            "r !",
+            ":r !",
+        ],
+    ),
     ("--cmd", &["!", ":!", "silent !", "call system("]),
     ("+", &["!", ":!"]),
 ];
@@ -119,26 +130,49 @@ const GDB: &[(&str, &[&str])] = &[
 
 const RUNNERS: &[Runner] = &[
     // Project and package runners.
-    Runner { text: &["-c", "--call"], ..run(&["npx"], NO) },
-    Runner { text: &["-c", "--call"], ..run(&["npm"], &["exec"]) },
-    Runner { text: &["-c", "--call"], ..run(&["npm"], &["x"]) },
+    Runner {
+        text: &["-c", "--call"],
+        ..run(&["npx"], NO)
+    },
+    Runner {
+        text: &["-c", "--call"],
+        ..run(&["npm"], &["exec"])
+    },
+    Runner {
+        text: &["-c", "--call"],
+        ..run(&["npm"], &["x"])
+    },
     run(&["pnpm"], &["exec"]),
     run(&["pnpm"], &["dlx"]),
-    run(&["pnpx", "bunx", "uvx", "chronic", "ifne", "lckdo", "zrun", "cpulimit"], NO),
+    run(
+        &[
+            "pnpx", "bunx", "uvx", "chronic", "ifne", "lckdo", "zrun", "cpulimit",
+        ],
+        NO,
+    ),
     run(&["yarn"], &["exec"]),
     run(&["yarn"], &["dlx"]),
     run(&["bun"], &["x"]),
     run(&["uv"], &["run"]),
     run(&["uv"], &["tool", "run"]),
     run(&["pipx"], &["run"]),
-    run(&["poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "devbox"], &["run"]),
+    run(
+        &["poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "devbox"],
+        &["run"],
+    ),
     run(&["conda", "mamba", "micromamba"], &["run"]),
-    run(&["bundle", "bundler", "direnv", "mise", "rtx", "asdf"], &["exec"]),
+    run(
+        &["bundle", "bundler", "direnv", "mise", "rtx", "asdf"],
+        &["exec"],
+    ),
     run(&["mise"], &["x"]),
     run(&["dotenv"], NO),
     run(&["dotenvx"], &["run"]),
     run(&["cargo"], &["watch", "--"]),
-    Runner { text: &["-s", "--shell"], ..run(&["cargo"], &["watch"]) },
+    Runner {
+        text: &["-s", "--shell"],
+        ..run(&["cargo"], &["watch"])
+    },
     after(&["nix"], &["develop"], &["-c", "--command"]),
     after(&["nix"], &["shell"], &["-c", "--command"]),
     text(&["nix-shell"], &["--run", "--command"]),
@@ -146,10 +180,33 @@ const RUNNERS: &[Runner] = &[
     // Wrappers that limit, daemonise, time or trace what they run.
     run(
         &[
-            "daemonize", "dbus-launch", "gosu", "su-exec", "setuidgid", "chpst", "trickle",
-            "faketime", "timelimit", "schedtool", "bwrap", "ssh-agent", "run0", "heaptrack",
-            "torify", "tsocks", "sshpass", "nsjail", "tini", "dumb-init", "catatonit",
-            "screen", "abduco", "dtach", "kitty", "foot", "with-contenv",
+            "daemonize",
+            "dbus-launch",
+            "gosu",
+            "su-exec",
+            "setuidgid",
+            "chpst",
+            "trickle",
+            "faketime",
+            "timelimit",
+            "schedtool",
+            "bwrap",
+            "ssh-agent",
+            "run0",
+            "heaptrack",
+            "torify",
+            "tsocks",
+            "sshpass",
+            "nsjail",
+            "tini",
+            "dumb-init",
+            "catatonit",
+            "screen",
+            "abduco",
+            "dtach",
+            "kitty",
+            "foot",
+            "with-contenv",
         ],
         NO,
     ),
@@ -158,24 +215,50 @@ const RUNNERS: &[Runner] = &[
     run(&["perf"], &["stat"]),
     run(&["perf"], &["trace"]),
     run(&["wezterm"], &["start"]),
-    after(&["start-stop-daemon"], NO, &["--exec", "-x", "--startas", "-a", "--"]),
-    Runner { language: GDB, ..after(&["gdb"], NO, &["--args"]) },
+    after(
+        &["start-stop-daemon"],
+        NO,
+        &["--exec", "-x", "--startas", "-a", "--"],
+    ),
     Runner {
-        language: &[("-o", &["platform shell ", "!"]), ("--one-line", &["platform shell "])],
+        language: GDB,
+        ..after(&["gdb"], NO, &["--args"])
+    },
+    Runner {
+        language: &[
+            ("-o", &["platform shell ", "!"]),
+            ("--one-line", &["platform shell "]),
+        ],
         ..after(&["lldb"], NO, &["--"])
     },
-    after(&["gnome-terminal", "mate-terminal", "tilix", "terminator"], NO, &["-x", "--"]),
-    after(&["xfce4-terminal", "lxterminal", "qterminal"], NO, &["-x", "--"]),
+    after(
+        &["gnome-terminal", "mate-terminal", "tilix", "terminator"],
+        NO,
+        &["-x", "--"],
+    ),
+    after(
+        &["xfce4-terminal", "lxterminal", "qterminal"],
+        NO,
+        &["-x", "--"],
+    ),
     after(
         &[
-            "konsole", "alacritty", "st", "sakura", "terminology", "xterm", "uxterm", "urxvt",
+            "konsole",
+            "alacritty",
+            "st",
+            "sakura",
+            "terminology",
+            "xterm",
+            "uxterm",
+            "urxvt",
             "rxvt",
         ],
         NO,
         &["-e", "--"],
     ),
     // Shell text in an option, or in every word.
-    text(&["capsh", "git-shell", "expect"], &["-c"]),
+    text(&["capsh", "git-shell"], &["-c"]),
+    speaks(&["expect"], &[("-c", &["spawn ", "exec "])]),
     text(&["nodemon"], &["--exec", "-x"]),
     text(&["chokidar"], &["-c", "--command"]),
     text(&["watchman-make"], &["--run", "-r"]),
@@ -192,8 +275,10 @@ const RUNNERS: &[Runner] = &[
             "-F",
             "--rsh-command",
             "--rmt-command",
+            "--checkpoint-action",
         ],
     ),
+    text(&["split", "gsplit"], &["--filter"]),
     text(&["zip"], &["-TT", "--unzip-command"]),
     text(&["sort"], &["--compress-program"]),
     text(&["rsync"], &["--rsync-path"]),
@@ -213,13 +298,21 @@ const RUNNERS: &[Runner] = &[
     each(&["tmux"], &["splitw"]),
     each(&["tmux"], &["respawn-pane"]),
     each(&["tmux"], &["display-popup"]),
-    speaks(&["vim", "vi", "nvim", "view", "ex", "gvim", "rvim", "vimdiff"], VIM),
+    speaks(
+        &["vim", "vi", "nvim", "view", "ex", "gvim", "rvim", "vimdiff"],
+        VIM,
+    ),
     speaks(
         &["emacs", "emacsclient"],
         &[
             (
                 "--eval",
-                &["(shell-command", "(call-process", "(start-process", "(async-shell-command"],
+                &[
+                    "(shell-command",
+                    "(call-process",
+                    "(start-process",
+                    "(async-shell-command",
+                ],
             ),
             ("-eval", &["(shell-command", "(call-process"]),
         ],
@@ -227,7 +320,10 @@ const RUNNERS: &[Runner] = &[
     speaks(&["psql"], &[("-c", &["\\!"]), ("--command", &["\\!"])]),
     speaks(
         &["mysql", "mariadb"],
-        &[("-e", &["\\!", "system "]), ("--execute", &["\\!", "system "])],
+        &[
+            ("-e", &["\\!", "system "]),
+            ("--execute", &["\\!", "system "]),
+        ],
     ),
     speaks(&["less", "more"], &[("+", &["!"])]),
     // Bash builtins that run shell text they are given.
@@ -326,6 +422,10 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
             if !text.contains('=') && runner.text.contains(&text) {
                 index += 1;
             }
+            // `--checkpoint-action=exec=CMD`.
+            let value = value
+                .strip_prefix("exec=")
+                .map_or(value.clone(), str::to_owned);
             found.push((value, format!("{name} {}", option_name(text))));
             continue;
         }
@@ -368,6 +468,46 @@ fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
                 Some((command.to_owned(), format!("socat {kind}:")))
             })
             .collect(),
+        "sed" | "gsed" => words
+            .filter(|arg| !arg.text.starts_with('-'))
+            .flat_map(|arg| {
+                arg.text
+                    .split([';', '\n'])
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|command| {
+                let command = command
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$');
+                let rest = command.strip_prefix('e')?;
+                rest.starts_with(' ')
+                    .then(|| (rest.trim().to_owned(), "sed e".to_owned()))
+            })
+            .collect(),
+        "parallel" => {
+            let all: Vec<&Arg> = form.iter().skip(1).collect();
+            let Some(at) = all.iter().position(|arg| arg.text == ":::") else {
+                return Vec::new();
+            };
+            let command: Vec<&str> = all[..at]
+                .iter()
+                .filter(|arg| !arg.text.starts_with('-'))
+                .map(|arg| arg.text.as_str())
+                .collect();
+            all[at + 1..]
+                .iter()
+                .filter(|arg| arg.text != ":::")
+                .map(|arg| {
+                    let script = if command.is_empty() {
+                        arg.text.clone()
+                    } else {
+                        format!("{} {}", command.join(" "), arg.text)
+                    };
+                    (script, "parallel".to_owned())
+                })
+                .collect()
+        }
         "sqlite3" | "sqlite" | "duckdb" => words
             .flat_map(|arg| arg.text.lines().map(str::to_owned).collect::<Vec<_>>())
             .filter_map(|line| {
@@ -410,7 +550,7 @@ fn option_name(word: &str) -> &str {
 /// `shell cmd`, `call system('cmd')`).
 fn shell_part(value: &str, prefixes: &[&str]) -> Option<String> {
     let trimmed = value.trim_start();
-    for command in trimmed.split('|').take(1).chain(trimmed.split(['\n', ';'])) {
+    for command in std::iter::once(trimmed).chain(trimmed.lines()) {
         let command = command.trim_start();
         for prefix in prefixes {
             if let Some(rest) = command.strip_prefix(prefix) {
@@ -473,13 +613,20 @@ pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
             found.push((value, label(option_name(word))));
         }
         if let Some(url) = word.strip_prefix("ext::") {
-            found.push((url.replace("% ", " ").replace("%%", "%"), "git ext::".to_owned()));
+            found.push((
+                url.replace("% ", " ").replace("%%", "%"),
+                "git ext::".to_owned(),
+            ));
         }
     }
     match sub {
         "submodule" if rest.contains(&"foreach") => {
             let after = rest.iter().position(|word| *word == "foreach").unwrap_or(0) + 1;
-            let script: Vec<&str> = rest[after..].iter().copied().filter(|word| *word != "--recursive").collect();
+            let script: Vec<&str> = rest[after..]
+                .iter()
+                .copied()
+                .filter(|word| *word != "--recursive")
+                .collect();
             if !script.is_empty() {
                 found.push((script.join(" "), label("foreach")));
             }
@@ -533,16 +680,56 @@ pub(crate) fn quote_join(words: &[Arg]) -> String {
 /// word bash cannot read (`$(…)`), so the script is unknown.
 pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     const CALLS: &[&str] = &[
-        "os.system(", "os.popen(", "subprocess.run(", "subprocess.call(", "subprocess.Popen(",
-        "subprocess.check_call(", "subprocess.check_output(", "subprocess.getoutput(",
-        "subprocess.getstatusoutput(", "commands.getoutput(", "pty.spawn(", "os.execvp(",
-        "os.execv(", "os.execl(", "os.execlp(", "os.spawnlp(", "execSync(", "exec(", "spawnSync(",
-        "spawn(", "execFileSync(", "execFile(", "system(", "shell_exec(", "passthru(",
-        "proc_open(", "popen(", "os.execute(", "io.popen(", "IO.popen(", "Open3.capture2(",
-        "Open3.capture3(", "Kernel.exec(", "Kernel.system(", "%x(", "qx(", "qx{", "Deno.run(",
-        "Bun.spawn(", "Bun.spawnSync(", "Runtime.getRuntime().exec(",
+        "os.system(",
+        "os.popen(",
+        "subprocess.run(",
+        "subprocess.call(",
+        "subprocess.Popen(",
+        "subprocess.check_call(",
+        "subprocess.check_output(",
+        "subprocess.getoutput(",
+        "subprocess.getstatusoutput(",
+        "commands.getoutput(",
+        "pty.spawn(",
+        "os.execvp(",
+        "os.execv(",
+        "os.execl(",
+        "os.execlp(",
+        "os.spawnlp(",
+        "execSync(",
+        "exec(",
+        "spawnSync(",
+        "spawn(",
+        "execFileSync(",
+        "execFile(",
+        "system(",
+        "shell_exec(",
+        "passthru(",
+        "proc_open(",
+        "popen(",
+        "os.execute(",
+        "io.popen(",
+        "IO.popen(",
+        "Open3.capture2(",
+        "Open3.capture3(",
+        "Kernel.exec(",
+        "Kernel.system(",
+        "%x(",
+        "qx(",
+        "qx{",
+        "Deno.run(",
+        "Bun.spawn(",
+        "Bun.spawnSync(",
+        "Runtime.getRuntime().exec(",
     ];
-    const SUBPROCESS: &[&str] = &[".run(", ".call(", ".Popen(", ".check_output(", ".check_call(", ".getoutput("];
+    const SUBPROCESS: &[&str] = &[
+        ".run(",
+        ".call(",
+        ".Popen(",
+        ".check_output(",
+        ".check_call(",
+        ".getoutput(",
+    ];
     let mut commands = Vec::new();
     let calls = CALLS
         .iter()
@@ -564,12 +751,17 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     }
     commands.extend(code_deletions(code));
     // A loop that forks without end is a fork bomb: said as the shell's own.
-    if code.contains("fork") && (code.contains("while") || code.contains("for ") || code.contains("loop")) {
+    if code.contains("fork")
+        && (code.contains("while") || code.contains("for ") || code.contains("loop"))
+    {
         commands.push(":(){ :|:& };:".to_owned());
     }
     // Backquotes in Perl, Ruby and PHP run shell text too (in Python they are nothing, in
     // JavaScript a template).
-    if !["perl", "ruby", "php"].iter().any(|name| language.starts_with(name)) {
+    if !["perl", "ruby", "php"]
+        .iter()
+        .any(|name| language.starts_with(name))
+    {
         return commands;
     }
     let mut parts = code.split('`');
@@ -586,13 +778,38 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
 /// -r` they amount to, so the deletion rules judge their target.
 fn code_deletions(code: &str) -> Vec<String> {
     const DELETIONS: &[&str] = &[
-        "rmtree(", "remove_tree(", "rm_rf(", "rm_r(", "rmSync(", "rmdirSync(", "fs.rm(",
-        "remove_dir_all(", "remove_dir(", "rimraf(", "Deno.remove(", "unlinkSync(", "os.removedirs(",
+        "rmtree(",
+        "remove_tree(",
+        "rm_rf(",
+        "rm_r(",
+        "rmSync(",
+        "rmdirSync(",
+        "fs.rm(",
+        "remove_dir_all(",
+        "remove_dir(",
+        "rimraf(",
+        "Deno.remove(",
+        "unlinkSync(",
+        "os.removedirs(",
     ];
     const HOMES: &[&str] = &[
-        "expanduser(\"~\")", "expanduser('~')", "Path.home()", "$ENV{HOME}", "$ENV{'HOME'}",
-        "environ[\"HOME\"]", "environ['HOME']", "getenv(\"HOME\")", "getenv('HOME')", "homedir()",
-        "Dir.home", "ENV[\"HOME\"]", "ENV['HOME']", "process.env.HOME", "\"~\"", "'~'", "$HOME",
+        "expanduser(\"~\")",
+        "expanduser('~')",
+        "Path.home()",
+        "$ENV{HOME}",
+        "$ENV{'HOME'}",
+        "environ[\"HOME\"]",
+        "environ['HOME']",
+        "getenv(\"HOME\")",
+        "getenv('HOME')",
+        "homedir()",
+        "Dir.home",
+        "ENV[\"HOME\"]",
+        "ENV['HOME']",
+        "process.env.HOME",
+        "\"~\"",
+        "'~'",
+        "$HOME",
     ];
     let mut found = Vec::new();
     for call in DELETIONS {
@@ -683,19 +900,40 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
     match name.as_str() {
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => form.iter().skip(1).any(|arg| {
             let code = arg.text.as_str();
-            (code.contains("system(") || code.contains("| getline") || code.contains("|&") || code.contains("print |") || code.contains("printf |"))
-                && !code_commands("awk", code).iter().all(|command| !command.starts_with("$("))
-                || code.contains("system($") || code.contains("print | $") || code.contains("| \"sh") || code.contains("|\"sh") || code.contains("| \"bash")
+            (code.contains("system(")
+                || code.contains("| getline")
+                || code.contains("|&")
+                || code.contains("print |")
+                || code.contains("printf |"))
+                && !code_commands("awk", code)
+                    .iter()
+                    .all(|command| !command.starts_with("$("))
+                || code.contains("system($")
+                || code.contains("print | $")
+                || code.contains("| \"sh")
+                || code.contains("|\"sh")
+                || code.contains("| \"bash")
         }),
         "sed" | "gsed" => form.iter().skip(1).any(|arg| {
             let code = arg.text.as_str();
             !code.starts_with('-')
-                && (code == "e" || code.ends_with("/e") || code.contains("/e;") || code.starts_with("1e") || code.contains(";e") || code.ends_with("/ge") || code.ends_with("/eg"))
+                && (code == "e"
+                    || code.ends_with("/e")
+                    || code.contains("/e;")
+                    || code.starts_with("1e")
+                    || code.contains(";e")
+                    || code.ends_with("/ge")
+                    || code.ends_with("/eg"))
         }),
-        "xargs" => form.iter().skip(1).any(|arg| {
-            crate::commands::is_shell(crate::commands::basename(&arg.text))
-        }) && form.iter().any(|arg| arg.text == "-c"),
-        "parallel" => true,
+        "xargs" => {
+            form.iter()
+                .skip(1)
+                .any(|arg| crate::commands::is_shell(crate::commands::basename(&arg.text)))
+                && form.iter().any(|arg| arg.text == "-c")
+        }
+        "parallel" => !form
+            .iter()
+            .any(|arg| arg.text == ":::" || arg.text == "::::"),
         _ => false,
     }
 }
@@ -711,8 +949,14 @@ mod tests {
     #[test]
     fn commands_are_found_after_options_and_subcommands() {
         assert_eq!(command_starts(&words("uv run pytest -x")), [2]);
-        assert_eq!(command_starts(&words("uv run --python 3.12 rm -rf x")), [3, 4]);
-        assert_eq!(command_starts(&words("npm --prefix=x exec -- rm -rf y")), [4]);
+        assert_eq!(
+            command_starts(&words("uv run --python 3.12 rm -rf x")),
+            [3, 4]
+        );
+        assert_eq!(
+            command_starts(&words("npm --prefix=x exec -- rm -rf y")),
+            [4]
+        );
         assert_eq!(command_starts(&words("nix develop .#x -c rm -rf y")), [4]);
         assert!(command_starts(&words("uv pip install x")).is_empty());
     }
@@ -720,7 +964,10 @@ mod tests {
     #[test]
     fn texts_are_found_in_every_form_of_an_option() {
         let texts = |line: &str| -> Vec<String> {
-            texts(&words(line)).into_iter().map(|(text, _)| text).collect()
+            texts(&words(line))
+                .into_iter()
+                .map(|(text, _)| text)
+                .collect()
         };
         assert_eq!(texts("npx -c x"), ["x"]);
         assert_eq!(texts("tar --to-command=x -xf a.tar"), ["x"]);

@@ -18,12 +18,12 @@ use std::collections::HashMap;
 use crate::builtin;
 use crate::commands;
 use crate::env::KnownEnv;
-use crate::parse;
-use crate::salvage;
 use crate::harm;
+use crate::parse;
 use crate::runners;
-use crate::written;
+use crate::salvage;
 use crate::words::{self, Arg};
+use crate::written;
 
 /// How many scripts-within-scripts (substitutions, `bash -c`, `eval`) are parsed before the
 /// walker gives up and reports the rest as unknown.
@@ -165,15 +165,21 @@ fn mark_network(found: &mut [Found]) {
     let secret = found.iter().any(harm::reads_secret);
     let piped_shell = found.iter().any(|one| {
         one.stdin == Stdin::Pipe
-            && one.unknown.as_deref().is_some_and(|reason| reason.contains("runs a script read from a pipe"))
+            && one
+                .unknown
+                .as_deref()
+                .is_some_and(|reason| reason.contains("runs a script read from a pipe"))
     });
     let fetches = found.iter().any(|one| {
         one.downloads()
             || one.each_form().any(|form| {
-                commands::program(form).is_some_and(|name| matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet"))
+                commands::program(form).is_some_and(|name| {
+                    matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet")
+                })
             })
             || one.redirects.iter().any(|redirect| {
-                harm::dev_net_host(&redirect.target.text).is_some_and(|host| !harm::is_loopback(host))
+                harm::dev_net_host(&redirect.target.text)
+                    .is_some_and(|host| !harm::is_loopback(host))
             })
     });
     for one in found.iter_mut() {
@@ -181,9 +187,15 @@ fn mark_network(found: &mut [Found]) {
         one.exfiltrates = secret && sends;
         one.reverse_shell = piped_shell && sends && harm::raw_network(one);
         let reads_unseen = one.unknown.as_deref().is_some_and(|reason| {
-            reason.contains("read from a pipe") || reason.contains("made from its input") || reason.contains("only known when the shell runs it")
+            reason.contains("read from a pipe")
+                || reason.contains("made from its input")
+                || reason.contains("only known when the shell runs it")
         });
-        if fetches && reads_unseen && (one.stdin != Stdin::Inherited || one.argv.first().is_some_and(|first| first.text == "eval")) {
+        if fetches
+            && reads_unseen
+            && (one.stdin != Stdin::Inherited
+                || one.argv.first().is_some_and(|first| first.text == "eval"))
+        {
             one.runs_download = true;
         }
     }
@@ -707,7 +719,7 @@ impl Walker<'_> {
                     scripts.push((script, "code".to_owned(), None));
                 }
             }
-            if runners::runs_its_input(form) && found.stdin != Stdin::Inherited {
+            if runners::runs_its_input(form) || non_literal_code(form) {
                 unknown.get_or_insert_with(|| {
                     "runs commands made from its input, which cannot be seen here".to_owned()
                 });
@@ -760,18 +772,26 @@ impl Walker<'_> {
             };
             for content in contents {
                 match content {
-                    written::Content::Known(text) if written::is_shell_script(&found, &ran, &text) => {
+                    written::Content::Known(text)
+                        if written::is_shell_script(&found, &ran, &text) =>
+                    {
                         scripts.push((text, format!("{ran} (written above)"), None));
                     }
                     written::Content::Known(text) => {
-                        let language = found.each_form().map(name_of).find(|name| commands::is_language_interpreter(name)).unwrap_or_default();
+                        let language = found
+                            .each_form()
+                            .map(name_of)
+                            .find(|name| commands::is_language_interpreter(name))
+                            .unwrap_or_default();
                         for script in runners::code_commands(&language, &text) {
                             scripts.push((script, format!("{ran} (written above)"), None));
                         }
                     }
                     written::Content::Download => found.runs_download = true,
                     written::Content::Clone => {
-                        unknown.get_or_insert_with(|| format!("runs `{ran}` from a repository cloned in this same command"));
+                        unknown.get_or_insert_with(|| {
+                            format!("runs `{ran}` from a repository cloned in this same command")
+                        });
                     }
                     written::Content::Unknown => {
                         unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
@@ -883,12 +903,25 @@ impl Walker<'_> {
                 let values = self.expand(&word.value);
                 // `GIT_SSH_COMMAND='cmd' git fetch`: a program runs the value with the shell.
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
-                    && commands::COMMAND_VARIABLES.contains(&name.as_str())
                     && let [value] = values.as_slice()
                     && value.literal
                 {
                     let label = format!("{name}=");
-                    self.launched_script(&value.text.clone(), &label, None);
+                    if commands::runs_variable(name) {
+                        let script = value
+                            .text
+                            .strip_prefix('!')
+                            .unwrap_or(&value.text)
+                            .to_owned();
+                        self.launched_script(&script, &label, None);
+                    } else if name == "GIT_CONFIG_PARAMETERS" {
+                        for script in commands::git_config_parameters(&value.text) {
+                            self.launched_script(&script, &label, None);
+                        }
+                    }
+                    // A value holding `$(…)` runs it wherever bash evaluates it again:
+                    // arithmetic, `${!x}`, `${x@P}`, prompts and `PS4` with `set -x`.
+                    self.subscript(value);
                 }
             }
             ast::AssignmentValue::Array(elements) => {
@@ -1181,6 +1214,16 @@ fn exported_functions(form: &[Arg]) -> Vec<(String, String)> {
             Some((body.to_owned(), format!("BASH_FUNC_{name}")))
         })
         .collect()
+}
+
+/// True if an interpreter is given code on its command line that is only known at run time
+/// (`python3 -c "$SNIPPET"`).
+fn non_literal_code(form: &[Arg]) -> bool {
+    let Some(name) = commands::program(form) else {
+        return false;
+    };
+    commands::is_language_interpreter(&name)
+        && matches!(commands::program_source(form), Some(commands::ProgramSource::Inline(arg)) if !arg.literal)
 }
 
 fn name_of(form: &[Arg]) -> String {

@@ -37,7 +37,9 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                 Content::Download
             } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
                 Content::Known(body)
-            } else if matches!(name.as_str(), "echo" | "printf") && form.iter().all(|arg| arg.literal) {
+            } else if matches!(name.as_str(), "echo" | "printf")
+                && form.iter().all(|arg| arg.literal)
+            {
                 Content::Known(printed(form))
             } else if found.stdin == Stdin::DownloadPipe {
                 Content::Download
@@ -47,15 +49,29 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             out.push((key(&redirect.target.text), content));
         }
         if downloads {
-            out.extend(download_outputs(&name, form).into_iter().map(|path| (path, Content::Download)));
+            out.extend(
+                download_outputs(&name, form)
+                    .into_iter()
+                    .map(|path| (path, Content::Download)),
+            );
         }
-        let operands: Vec<&Arg> = form.iter().skip(1).filter(|arg| !arg.text.starts_with('-')).collect();
+        let operands: Vec<&Arg> = form
+            .iter()
+            .skip(1)
+            .filter(|arg| !arg.text.starts_with('-'))
+            .collect();
         match name.as_str() {
             "git" if form.iter().any(|arg| arg.text == "clone") => {
-                let after: Vec<&&Arg> = operands.iter().skip_while(|arg| arg.text != "clone").skip(1).collect();
+                let after: Vec<&&Arg> = operands
+                    .iter()
+                    .skip_while(|arg| arg.text != "clone")
+                    .skip(1)
+                    .collect();
                 let directory = match after.as_slice() {
                     [_, directory, ..] => directory.text.clone(),
-                    [url] => basename(url.text.trim_end_matches('/')).trim_end_matches(".git").to_owned(),
+                    [url] => basename(url.text.trim_end_matches('/'))
+                        .trim_end_matches(".git")
+                        .to_owned(),
                     [] => String::new(),
                 };
                 if !directory.is_empty() {
@@ -63,12 +79,16 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                 }
             }
             "scp" | "rsync" if operands.len() >= 2 => {
-                let remote = operands[..operands.len() - 1].iter().any(|arg| arg.text.contains(':'));
+                let remote = operands[..operands.len() - 1]
+                    .iter()
+                    .any(|arg| arg.text.contains(':'));
                 if remote && let Some(last) = operands.last() {
                     out.push((key(&last.text), Content::Download));
                 }
             }
-            "tar" | "bsdtar" | "unzip" if found.stdin == Stdin::DownloadPipe || reads_written_download(form, earlier) => {
+            "tar" | "bsdtar" | "unzip"
+                if found.stdin == Stdin::DownloadPipe || reads_written_download(form, earlier) =>
+            {
                 let directory = form
                     .windows(2)
                     .find(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory" | "-d"))
@@ -83,7 +103,11 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                 }
             }
             "tee" => out.extend(operands.iter().map(|arg| {
-                let content = if found.stdin == Stdin::DownloadPipe { Content::Download } else { Content::Unknown };
+                let content = if found.stdin == Stdin::DownloadPipe {
+                    Content::Download
+                } else {
+                    Content::Unknown
+                };
                 (key(&arg.text), content)
             })),
             _ => {}
@@ -94,7 +118,8 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
 
 /// True if `form` reads an archive the line downloaded (`tar xf a.tgz` after `curl -o a.tgz`).
 fn reads_written_download(form: &[Arg], earlier: &[(String, Content)]) -> bool {
-    form.iter().any(|arg| lookup(earlier, &key(&arg.text)) == Some(Content::Download))
+    form.iter()
+        .any(|arg| lookup(earlier, &key(&arg.text)) == Some(Content::Download))
 }
 
 /// What `echo`/`printf` print, closely enough to read it as a script.
@@ -112,27 +137,51 @@ fn download_outputs(name: &str, form: &[Arg]) -> Vec<String> {
     let mut out = Vec::new();
     let url_name = || {
         form.iter()
-            .find(|arg| arg.text.contains("://") || arg.text.contains('.') && !arg.text.starts_with('-'))
+            .find(|arg| {
+                arg.text.contains("://") || arg.text.contains('.') && !arg.text.starts_with('-')
+            })
             .map(|arg| key(basename(arg.text.split(['?', '#']).next().unwrap_or(""))))
     };
     let mut words = form.iter().skip(1);
     while let Some(arg) = words.next() {
         let text = arg.text.as_str();
         let value = match (name, text) {
-            ("curl", "-o" | "--output") | ("wget", "-O" | "--output-document") | ("aria2c", "-o" | "--out") => {
+            ("curl", "-o" | "--output")
+            | ("wget", "-O" | "--output-document")
+            | ("aria2c", "-o" | "--out") => words.next().map(|arg| arg.text.clone()),
+            ("curl", "-O" | "--remote-name") => url_name(),
+            ("wget", _) if text.starts_with("--output-document=") => {
+                Some(text["--output-document=".len()..].to_owned())
+            }
+            ("curl", _) if text.starts_with("-o") && text.len() > 2 && !text.starts_with("--") => {
+                Some(text[2..].to_owned())
+            }
+            ("curl", _)
+                if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') =>
+            {
+                url_name()
+            }
+            ("curl", _)
+                if text.starts_with('-') && !text.starts_with("--") && text.ends_with('o') =>
+            {
                 words.next().map(|arg| arg.text.clone())
             }
-            ("curl", "-O" | "--remote-name") => url_name(),
-            ("wget", _) if text.starts_with("--output-document=") => Some(text["--output-document=".len()..].to_owned()),
-            ("curl", _) if text.starts_with("-o") && text.len() > 2 && !text.starts_with("--") => Some(text[2..].to_owned()),
-            ("curl", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') => url_name(),
-            ("curl", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('o') => words.next().map(|arg| arg.text.clone()),
-            ("wget", _) if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') => words.next().map(|arg| arg.text.clone()),
+            ("wget", _)
+                if text.starts_with('-') && !text.starts_with("--") && text.ends_with('O') =>
+            {
+                words.next().map(|arg| arg.text.clone())
+            }
             _ => None,
         };
         out.extend(value.filter(|value| value != "-").map(|value| key(&value)));
     }
-    if name == "wget" && !form.iter().any(|arg| arg.text.starts_with("-O") || arg.text.starts_with("--output-document") || arg.text.contains("qO-")) {
+    if name == "wget"
+        && !form.iter().any(|arg| {
+            arg.text.starts_with("-O")
+                || arg.text.starts_with("--output-document")
+                || arg.text.contains("qO-")
+        })
+    {
         out.extend(url_name());
     }
     if name == "lwp-download" {
@@ -146,7 +195,8 @@ pub(crate) fn lookup(written: &[(String, Content)], path: &str) -> Option<Conten
     let path = key(path);
     written.iter().rev().find_map(|(place, content)| {
         let inside = path == *place
-            || (matches!(content, Content::Download | Content::Clone) && (place == "." || path.starts_with(&format!("{place}/"))));
+            || (matches!(content, Content::Download | Content::Clone)
+                && (place == "." || path.starts_with(&format!("{place}/"))));
         inside.then(|| content.clone())
     })
 }
@@ -166,12 +216,26 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
         }
         out.extend(
             form.windows(2)
-                .filter(|pair| matches!(pair[0].text.as_str(), "--rcfile" | "--init-file" | "-F" | "--file" | "-f"))
-                .filter(|_| commands::program(form).is_some_and(|name| commands::is_shell(&name) || matches!(name.as_str(), "make" | "ssh")))
+                .filter(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "--rcfile" | "--init-file" | "-F" | "--file" | "-f"
+                    )
+                })
+                .filter(|_| {
+                    commands::program(form).is_some_and(|name| {
+                        commands::is_shell(&name) || matches!(name.as_str(), "make" | "ssh")
+                    })
+                })
                 .map(|pair| pair[1].text.clone()),
         );
         if commands::program(form).as_deref() == Some("git")
-            && form.iter().any(|arg| matches!(arg.text.as_str(), "commit" | "push" | "checkout" | "merge" | "rebase" | "am" | "switch" | "pull"))
+            && form.iter().any(|arg| {
+                matches!(
+                    arg.text.as_str(),
+                    "commit" | "push" | "checkout" | "merge" | "rebase" | "am" | "switch" | "pull"
+                )
+            })
         {
             out.push(".git/hooks/".to_owned());
         }

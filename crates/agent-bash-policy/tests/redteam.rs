@@ -51,7 +51,11 @@ fn the_red_team_corpus_holds_except_the_listed_gaps() {
                 "{file}:{}: bad decision {expected:?}",
                 index + 1
             );
-            assert!(!behaviour.trim().is_empty(), "{file}:{}: say why", index + 1);
+            assert!(
+                !behaviour.trim().is_empty(),
+                "{file}:{}: say why",
+                index + 1
+            );
             let got = policy.check(&command.replace('⏎', "\n")).decision;
             let kind = outcome(expected, got);
             *counts.entry((expected.to_owned(), kind)).or_insert(0) += 1;

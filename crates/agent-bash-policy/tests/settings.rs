@@ -134,10 +134,7 @@ fn examples_are_checked_through_nesting_and_regexes() {
     );
     let policy = policy.unwrap();
     assert_eq!(policy.check("terraform apply").decision, Decision::Deny);
-    assert_eq!(
-        policy.check("docker rm -f web db").decision,
-        Decision::Ask
-    );
+    assert_eq!(policy.check("docker rm -f web db").decision, Decision::Ask);
     assert_eq!(
         policy.check("kubectl delete pod x").decision,
         Decision::Allow
