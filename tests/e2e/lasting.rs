@@ -265,7 +265,10 @@ fn rc_files_ssh_and_the_code_in_caches_stay_read_only_and_their_data_does_not() 
                 "echo data > ~/.cargo/registry/data".into(),
             ])
             .collect();
-        let run = place.run(off, &writes.join("; "));
+        // The policy refuses these writes on its own; switched off here, the sandbox alone
+        // must hold them.
+        let policy_off = [("AGENT_BASH_POLICY_DISABLE", "persistence,privilege")];
+        let run = place.run_with(off, &[], &policy_off, &writes.join("; "));
         for file in code {
             let changed = read(&home.join(file)) != "original\n";
             assert_eq!(changed, off, "{file}, off = {off}: {}", run.stdout);

@@ -751,9 +751,22 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     }
     commands.extend(code_deletions(code));
     // A loop that forks without end is a fork bomb: said as the shell's own.
-    if code.contains("fork")
-        && (code.contains("while") || code.contains("for ") || code.contains("loop"))
-    {
+    const ENDLESS: &[&str] = &[
+        "while True",
+        "while 1",
+        "while(1)",
+        "while (1)",
+        "while true",
+        "for(;;)",
+        "for (;;)",
+        "loop {",
+        "loop do",
+        "fork while",
+        "fork until",
+        "fork for",
+        "fork() while",
+    ];
+    if code.contains("fork") && ENDLESS.iter().any(|form| code.contains(form)) {
         commands.push(":(){ :|:& };:".to_owned());
     }
     // Backquotes in Perl, Ruby and PHP run shell text too (in Python they are nothing, in
