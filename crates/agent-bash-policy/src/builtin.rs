@@ -276,7 +276,15 @@ fn resolve_home_expansions(text: &str) -> String {
     ] {
         text = text.replace(same, "$HOME");
     }
+    for same in [
+        "$(getent passwd \"$(id -un)\" | cut -d: -f6)",
+        "$(getent passwd \"$USER\" | cut -d: -f6)",
+    ] {
+        text = text.replace(same, "$HOME");
+    }
     for parent in [
+        "$(dirname \"$HOME\")",
+        "$(dirname \"${HOME}\")",
         "$(dirname ~)",
         "$(dirname $HOME)",
         "${HOME%/*}",
@@ -940,6 +948,14 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
         return form.iter().skip(1).any(|arg| arg.download);
     }
     let reads_stdin = match commands::program_source(form) {
+        // `bash /dev/fd/3 3< <(curl …)`: the script is what the redirection of fd 3 reads.
+        Some(ProgramSource::File(arg)) if fd_path(&arg.text).is_some() => {
+            let fd = fd_path(&arg.text);
+            return found
+                .redirects
+                .iter()
+                .any(|redirect| redirect.fd == fd && redirect.target.download);
+        }
         Some(ProgramSource::Inline(arg) | ProgramSource::File(arg)) => return arg.download,
         Some(ProgramSource::Stdin) => true,
         None => commands::shell_reads_stdin(form),
@@ -950,6 +966,13 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
             || found.redirects.iter().any(|redirect| {
                 (redirect.body.is_some() || redirect.op == "<") && redirect.target.download
             }))
+}
+
+/// The descriptor `/dev/fd/N` or `/proc/self/fd/N` names.
+fn fd_path(text: &str) -> Option<i32> {
+    text.strip_prefix("/dev/fd/")
+        .or_else(|| text.strip_prefix("/proc/self/fd/"))
+        .and_then(|n| n.parse().ok())
 }
 
 /// systemd targets that stop, restart or suspend the machine.

@@ -1161,6 +1161,10 @@ pub(crate) const GIT_COMMAND_KEYS: &[&str] = &[
     "filter.*.process",
     "merge.*.driver",
     "uploadpack.packobjectshook",
+    "mergetool.*.cmd",
+    "difftool.*.cmd",
+    "sendemail.*cmd",
+    "sendemail.smtpserver",
     "remote.*.receivepack",
     "remote.*.uploadpack",
 ];
@@ -1192,6 +1196,12 @@ pub(crate) fn option_scripts(form: &[Arg]) -> Vec<Launch> {
                 .iter()
                 .any(|pattern| crate::glob::matches(pattern, &key)),
             "alias" => true,
+            _ if key.eq_ignore_ascii_case("GIT_CONFIG_PARAMETERS") => {
+                for script in git_config_parameters(value) {
+                    scripts.push(launch(&script, &format!("{name} GIT_CONFIG_PARAMETERS")));
+                }
+                false
+            }
             _ => runs_variable(&key.to_ascii_uppercase()),
         };
         if runs {
@@ -1252,7 +1262,11 @@ fn option_values<'a>(form: &'a [Arg], name: &str) -> Vec<(&'a str, &'a str)> {
                     break; // the subcommand: its own options are not configuration
                 }
             }
-            "alias" | "env" | "sudo" if is_assignment(text) => pairs.extend(text.split_once('=')),
+            "alias" | "env" | "sudo" | "export" | "declare" | "typeset" | "readonly" | "local"
+                if is_assignment(text) =>
+            {
+                pairs.extend(text.split_once('='))
+            }
             _ => {}
         }
     }

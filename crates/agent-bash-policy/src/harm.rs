@@ -357,7 +357,7 @@ pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
     let changes = match name.as_str() {
         // `insmod` loads any file as kernel code; `modprobe` loads an installed module by
         // name, which container set-ups do as a matter of course.
-        "insmod" | "kexec" => !has(form, &["-h", "--help", "-V", "--version"]),
+        "insmod" | "kexec" | "rmmod" => !has(form, &["-h", "--help", "-V", "--version"]),
         "modprobe" => operands(form).any(|arg| arg.text.contains('/')),
         "kmod" => form.get(1).is_some_and(|sub| {
             matches!(sub.text.as_str(), "load" | "unload" | "insert" | "remove")
@@ -377,6 +377,10 @@ pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
 fn is_kernel_place(target: &str) -> bool {
     [
         "/proc/sys",
+        "/sys/block",
+        "/sys/bus",
+        "/sys/devices",
+        "/sys/class",
         "/sys/kernel",
         "/sys/firmware",
         "/sys/power",
@@ -434,6 +438,12 @@ const PERSISTENT_PLACES: &[&str] = &[
     "/etc/apt/apt.conf.d",
     "/etc/polkit-1",
     "/boot",
+    "/etc/fstab",
+    "/etc/crypttab",
+    "/etc/default/grub",
+    "/etc/grub.d",
+    "/etc/inittab",
+    "/etc/initramfs-tools",
     "/etc/cron.allow",
     "/etc/at.allow",
     "/etc/anacrontab",
@@ -532,11 +542,139 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     }))
         }
         "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
+        "docker" | "podman" | "nerdctl" => host_into_container(form),
         "passwd" => operands(form).any(|arg| arg.text == "root") || has(form, &["-d", "--delete"]),
-        _ => written_paths(found, form)
-            .iter()
-            .any(|target| PERSISTENT_PLACES.iter().any(|place| under(target, place))),
+        "ln" | "cp" | "mv" => {
+            let operands: Vec<&Arg> = operands(form).collect();
+            let from_scratch = operands.first().is_some_and(|source| {
+                let source = path(&source.text);
+                ["/tmp/", "/dev/shm/", "/var/tmp/"]
+                    .iter()
+                    .any(|place| source.starts_with(place))
+            });
+            written_paths(found, form).iter().any(|target| {
+                PERSISTENT_PLACES.iter().any(|place| under(target, place))
+                    || (from_scratch && shadows_a_program(target))
+            })
+        }
+        _ => written_paths(found, form).iter().any(|target| {
+            PERSISTENT_PLACES.iter().any(|place| under(target, place)) || shadows_a_program(target)
+        }),
     }
+}
+
+/// True if `form` runs a container given the host's root, its configuration or the
+/// container engine's socket (`docker run -v /:/host …`): root on the host.
+fn host_into_container(form: &[Arg]) -> bool {
+    const HOST: &[&str] = &[
+        "/",
+        "/etc",
+        "/root",
+        "/boot",
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/podman/podman.sock",
+        "/proc",
+        "/sys",
+        "/dev",
+        "/usr",
+        "/var",
+    ];
+    form.windows(2).any(|pair| {
+        let value = match pair[0].text.as_str() {
+            "-v" | "--volume" => Some(pair[1].text.as_str()),
+            _ => None,
+        };
+        let value = value
+            .or_else(|| pair[0].text.strip_prefix("--volume="))
+            .or_else(|| {
+                pair[0]
+                    .text
+                    .strip_prefix("-v")
+                    .filter(|rest| rest.starts_with('/'))
+            });
+        value.is_some_and(|value| {
+            HOST.contains(&path(value.split(':').next().unwrap_or("")).as_str())
+        })
+    }) || form.iter().any(|arg| {
+        arg.text.starts_with("--mount=")
+            && (arg.text.contains("source=/,")
+                || arg.text.contains("src=/,")
+                || arg.text.ends_with("source=/")
+                || arg.text.ends_with("src=/"))
+    })
+}
+
+/// Programs a copy in a `PATH` directory would stand in for.
+const SHADOWED: &[&str] = &[
+    "git",
+    "ls",
+    "sudo",
+    "su",
+    "ssh",
+    "scp",
+    "cat",
+    "curl",
+    "wget",
+    "python",
+    "python3",
+    "node",
+    "npm",
+    "npx",
+    "bash",
+    "sh",
+    "zsh",
+    "cp",
+    "mv",
+    "rm",
+    "make",
+    "cargo",
+    "rustc",
+    "go",
+    "docker",
+    "kubectl",
+    "passwd",
+    "id",
+    "ps",
+    "top",
+    "vim",
+    "vi",
+    "nano",
+    "code",
+    "which",
+    "env",
+    "pip",
+    "pip3",
+    "gpg",
+    "ssh-add",
+    "ssh-agent",
+    "tar",
+    "find",
+    "grep",
+    "sed",
+    "awk",
+    "gh",
+    "aws",
+];
+
+/// True if `target` puts a program named like a common one into a `PATH` directory
+/// (`~/.local/bin/git`), where it would run instead of the real one.
+fn shadows_a_program(target: &str) -> bool {
+    let directory = target
+        .rsplit_once('/')
+        .map_or("", |(directory, _)| directory);
+    [
+        "~/.local/bin",
+        "~/bin",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/bin",
+        "/bin",
+        "/usr/sbin",
+        "/sbin",
+    ]
+    .contains(&directory)
+        && SHADOWED.contains(&basename(target))
 }
 
 /// True if a `chmod` mode sets the set-user-ID or set-group-ID bit (`u+s`, `4755`, `+s`).
@@ -1093,6 +1231,18 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
         "nc" | "ncat" | "netcat" | "cryptcat" | "pwncat" => {
             has(form, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"])
         }
+        // A remote forward opens a port of this machine (its ssh server, say) to the far end.
+        "ssh" => form.iter().skip(1).any(|arg| {
+            arg.text == "-R"
+                || (arg.text.starts_with('-')
+                    && !arg.text.starts_with("--")
+                    && arg.text.ends_with('R'))
+                || arg.text.starts_with("-R") && arg.text.len() > 2
+        }),
+        "awk" | "gawk" => form
+            .iter()
+            .skip(1)
+            .any(|arg| arg.text.contains("/inet/tcp/") || arg.text.contains("/inet/udp/")),
         "socat" => {
             let words: Vec<String> = form
                 .iter()
@@ -1137,6 +1287,10 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
             let shell = [
                 "/bin/sh",
                 "/bin/bash",
+                "sh <&",
+                "bash <&",
+                "exec(\"sh",
+                "exec('sh",
                 "pty.spawn",
                 "sh -i",
                 "bash -i",
@@ -1153,6 +1307,23 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
 }
 
 /// True if `form` may send data over the network to another machine.
+/// Network calls in interpreter code.
+const NETWORK_APIS: &[&str] = &[
+    "urlopen",
+    "requests.",
+    "http.client",
+    "urllib",
+    "socket.",
+    "fetch(",
+    "https.request",
+    "http.request",
+    "Net::HTTP",
+    "LWP::",
+    "IO::Socket",
+    "curl_exec",
+    "file_get_contents(\"http",
+];
+
 pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     let remote_redirect = found
@@ -1177,7 +1348,25 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
                 !is_loopback(host)
             })
     };
+    // A secret named in the URL itself (`…?t=$GITHUB_TOKEN`) goes to that host.
+    let secret_in_url = form.iter().skip(1).any(|arg| {
+        arg.text.contains("://")
+            && arg
+                .text
+                .split('$')
+                .skip(1)
+                .any(|var| is_secret_name(var.trim_start_matches('{')))
+    });
+    if secret_in_url && hosts() {
+        return true;
+    }
     match name.as_str() {
+        _ if commands::is_language_interpreter(&name) => form
+            .iter()
+            .skip(1)
+            .any(|arg| NETWORK_APIS.iter().any(|api| arg.text.contains(api))),
+        "git" => form.iter().any(|arg| arg.text == "push"),
+        "ping" | "ping6" | "traceroute" => hosts(),
         "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request"
         | "POST" | "PUT" => hosts(),
         "scp" | "sftp" | "rsync" => form.iter().skip(1).any(|arg| {
@@ -1327,6 +1516,8 @@ const SECRETS: &[&str] = &[
     "/proc/self/environ",
     "/proc/1/environ",
     "~/.ssh",
+    ".env",
+    ".env.*",
 ];
 
 /// Programs that only look at a file's name or metadata, or use a key as it is meant to be
@@ -1408,6 +1599,20 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
         if matches!(name.as_str(), "env" | "printenv")
             && commands::wrapped_command(form).is_none()
             && form.len() == 1
+        {
+            return true;
+        }
+        if name == "printenv" && form.iter().skip(1).any(|arg| is_secret_name(&arg.text)) {
+            return true;
+        }
+        // Interpreter code that opens a credential file.
+        if commands::is_language_interpreter(&name)
+            && form.iter().skip(1).any(|arg| {
+                SECRETS.iter().any(|place| {
+                    let place = place.trim_start_matches("~/").trim_end_matches('*');
+                    place.len() > 4 && arg.text.contains(place)
+                })
+            })
         {
             return true;
         }
@@ -1708,4 +1913,30 @@ pub(crate) fn raw_network(found: &Found) -> bool {
         || found.redirects.iter().any(|redirect| {
             dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
         })
+}
+
+/// True for the name of a variable that holds a secret (`AWS_SECRET_ACCESS_KEY`,
+/// `GITHUB_TOKEN`, `DB_PASSWORD`).
+fn is_secret_name(text: &str) -> bool {
+    let name: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let upper = name.to_ascii_uppercase();
+    name.len() > 3
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && [
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIAL",
+        ]
+        .iter()
+        .any(|word| upper.contains(word))
 }

@@ -210,6 +210,11 @@ const RUNNERS: &[Runner] = &[
         ],
         NO,
     ),
+    run(&["docker", "podman", "nerdctl"], &["run"]),
+    run(&["docker", "podman", "nerdctl"], &["exec"]),
+    run(&["docker", "podman"], &["container", "run"]),
+    run(&["docker", "podman"], &["container", "exec"]),
+    run(&["machinectl"], &["shell"]),
     run(&["rr"], &["record"]),
     run(&["perf"], &["record"]),
     run(&["perf"], &["stat"]),
@@ -329,7 +334,6 @@ const RUNNERS: &[Runner] = &[
     // Bash builtins that run shell text they are given.
     text(&["mapfile", "readarray"], &["-C"]),
     text(&["complete", "compgen"], &["-C"]),
-    text(&["bind"], &["-x"]),
     text(&["make", "gmake"], &["--eval"]),
 ];
 
@@ -374,11 +378,18 @@ pub(crate) fn command_starts(form: &[Arg]) -> Vec<usize> {
     let mut index = at;
     let mut armed = after.is_empty();
     let mut previous_option = false;
+    let mut operands = 0;
     while index < form.len() {
         let text = form[index].text.as_str();
         if !armed {
             armed = after.contains(&text);
             index += 1;
+            // The command is the word right after the option (`nix develop -c CMD…`).
+            if armed && let Some(next) = form.get(index).filter(|next| next.is_plain()) {
+                let _ = next;
+                starts.push(index);
+                break;
+            }
             continue;
         }
         if text == "--" && !after.contains(&"--") {
@@ -395,7 +406,10 @@ pub(crate) fn command_starts(form: &[Arg]) -> Vec<usize> {
         if form[index].is_plain() {
             starts.push(index);
         }
-        if !previous_option {
+        // The first word may be an operand of the runner (`direnv exec DIR CMD`, `faketime
+        // TIME CMD`, `docker exec CONTAINER CMD`): the next one may be the command too.
+        operands += usize::from(!previous_option);
+        if operands >= 2 {
             break;
         }
         previous_option = false;
@@ -414,6 +428,12 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
     let Some((runner, at)) = runner(form) else {
         return found;
     };
+    // `xterm -e 'rm -rf x'`: one word holding spaces where a command goes is shell text.
+    for start in command_starts(form) {
+        if start + 1 == form.len() && form[start].text.contains(' ') {
+            found.push((form[start].text.clone(), name.clone()));
+        }
+    }
     let mut index = at;
     while let Some(arg) = form.get(index) {
         index += 1;
@@ -440,6 +460,13 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
                 index += 1;
             }
             if let Some(script) = shell_part(&value, prefixes) {
+                found.push((script, format!("{name} {option}")));
+            }
+            // `call system('…')`, `lua os.execute('…')`, `python os.system('…')`.
+            for script in code_commands("", &value)
+                .into_iter()
+                .filter(|script| !script.starts_with("$(code"))
+            {
                 found.push((script, format!("{name} {option}")));
             }
         }
@@ -490,11 +517,12 @@ fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
             let Some(at) = all.iter().position(|arg| arg.text == ":::") else {
                 return Vec::new();
             };
-            let command: Vec<&str> = all[..at]
+            // parallel's own options come first, then the command with its options.
+            let first = all[..at]
                 .iter()
-                .filter(|arg| !arg.text.starts_with('-'))
-                .map(|arg| arg.text.as_str())
-                .collect();
+                .position(|arg| !arg.text.starts_with('-'))
+                .unwrap_or(at);
+            let command: Vec<&str> = all[first..at].iter().map(|arg| arg.text.as_str()).collect();
             all[at + 1..]
                 .iter()
                 .filter(|arg| arg.text != ":::")
@@ -508,6 +536,33 @@ fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
                 })
                 .collect()
         }
+        "start-stop-daemon" => {
+            let program = form
+                .windows(2)
+                .find(|pair| matches!(pair[0].text.as_str(), "--exec" | "-x" | "--startas" | "-a"))
+                .map(|pair| &pair[1]);
+            let rest = form
+                .iter()
+                .position(|arg| arg.text == "--")
+                .map_or(&form[form.len()..], |at| &form[at + 1..]);
+            program
+                .map(|program| {
+                    let mut words = vec![program.clone()];
+                    words.extend(rest.iter().cloned());
+                    vec![(quote_join(&words), "start-stop-daemon".to_owned())]
+                })
+                .unwrap_or_default()
+        }
+        "bind" if form.iter().any(|arg| arg.text == "-x") => words
+            .filter_map(|arg| {
+                arg.text.split_once(':').map(|(_, command)| {
+                    (
+                        command.trim().trim_matches('"').to_owned(),
+                        "bind -x".to_owned(),
+                    )
+                })
+            })
+            .collect(),
         "sqlite3" | "sqlite" | "duckdb" => words
             .flat_map(|arg| arg.text.lines().map(str::to_owned).collect::<Vec<_>>())
             .filter_map(|line| {
@@ -613,10 +668,7 @@ pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
             found.push((value, label(option_name(word))));
         }
         if let Some(url) = word.strip_prefix("ext::") {
-            found.push((
-                url.replace("% ", " ").replace("%%", "%"),
-                "git ext::".to_owned(),
-            ));
+            found.push((git_ext_command(url), "git ext::".to_owned()));
         }
     }
     match sub {
@@ -638,6 +690,30 @@ pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
         _ => {}
     }
     found
+}
+
+/// The command of an `ext::` remote: words split at spaces not escaped by `%`, then each
+/// word's `% ` and `%%` read back, quoted for the shell.
+fn git_ext_command(url: &str) -> String {
+    let mut words = vec![String::new()];
+    let mut chars = url.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('%', Some(' ' | '%')) => words
+                .last_mut()
+                .map(|word| word.push(chars.next().unwrap_or(' ')))
+                .unwrap_or(()),
+            (' ', _) => words.push(String::new()),
+            (c, _) => words.last_mut().map(|word| word.push(c)).unwrap_or(()),
+        }
+    }
+    quote_join(
+        &words
+            .into_iter()
+            .filter(|word| !word.is_empty())
+            .map(Arg::literal)
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// The script of `git config [options] KEY VALUE` (or `git config set KEY VALUE`) when git
@@ -964,8 +1040,9 @@ mod tests {
         assert_eq!(command_starts(&words("uv run pytest -x")), [2]);
         assert_eq!(
             command_starts(&words("uv run --python 3.12 rm -rf x")),
-            [3, 4]
+            [3, 4, 6]
         );
+        assert_eq!(command_starts(&words("direnv exec / rm -rf x")), [2, 3]);
         assert_eq!(
             command_starts(&words("npm --prefix=x exec -- rm -rf y")),
             [4]

@@ -182,9 +182,29 @@ fn mark_network(found: &mut [Found]) {
                     .is_some_and(|host| !harm::is_loopback(host))
             })
     });
+    let raw = found.iter().any(harm::raw_network)
+        || found
+            .iter()
+            .any(|one| one.argv.first().is_some_and(|first| first.text == "ztcp"));
     for one in found.iter_mut() {
         let sends = one.each_form().any(|form| harm::sends(one, form));
-        one.exfiltrates = secret && sends;
+        // A credential helper is handed the credentials on its input.
+        let helper = one.via.iter().any(|via| via.contains("credential"));
+        one.exfiltrates = (secret || helper) && sends;
+        // A shell whose input is a descriptor opened elsewhere (`zsh 0>&$REPLY`, `sh <&3`)
+        // on a line that opens a raw connection.
+        let shell = one
+            .each_form()
+            .any(|form| commands::is_shell(&name_of(form)));
+        let input_from_descriptor = one.redirects.iter().any(|redirect| {
+            (redirect.fd.is_none() && redirect.op == "<&")
+                || (redirect.fd == Some(0) && matches!(redirect.op, "<&" | ">&"))
+        });
+        let shell_on_descriptor = shell && input_from_descriptor;
+        if raw && shell_on_descriptor {
+            one.reverse_shell = true;
+            continue;
+        }
         one.reverse_shell = piped_shell && sends && harm::raw_network(one);
         let reads_unseen = one.unknown.as_deref().is_some_and(|reason| {
             reason.contains("read from a pipe")
@@ -542,7 +562,12 @@ impl Walker<'_> {
                 self.compound_list(&clause.0, redirects);
                 self.compound_list(&clause.1.list, redirects);
             }
-            ast::CompoundCommand::Coprocess(coprocess) => self.command(&coprocess.body, redirects),
+            // A coprocess reads what the shell writes to it later (`>&${COPROC[1]}`).
+            ast::CompoundCommand::Coprocess(coprocess) => {
+                let saved = std::mem::replace(&mut self.stdin, Stdin::Pipe);
+                self.command(&coprocess.body, redirects);
+                self.stdin = saved;
+            }
         }
     }
 
@@ -718,6 +743,22 @@ impl Walker<'_> {
                 for script in runners::code_commands(&name_of(form), &code) {
                     scripts.push((script, "code".to_owned(), None));
                 }
+            }
+            if matches!(name_of(form).as_str(), "ed" | "red" | "ex")
+                && let Some(body) = found
+                    .redirects
+                    .iter()
+                    .find_map(|redirect| redirect.body.clone())
+            {
+                for line in body
+                    .lines()
+                    .filter_map(|line| line.trim_start().strip_prefix('!'))
+                {
+                    scripts.push((line.to_owned(), "ed !".to_owned(), None));
+                }
+            }
+            if let Some(reason) = unseen_program_file(form) {
+                unknown.get_or_insert(reason);
             }
             if runners::runs_its_input(form) || non_literal_code(form) {
                 unknown.get_or_insert_with(|| {
@@ -901,6 +942,11 @@ impl Walker<'_> {
         match &assignment.value {
             ast::AssignmentValue::Scalar(word) => {
                 let values = self.expand(&word.value);
+                if let ast::AssignmentName::VariableName(name) = &assignment.name
+                    && let Some(reason) = self.unseen_variable(name, &values)
+                {
+                    self.unknown(&format!("{name}={}", word.value), reason);
+                }
                 // `GIT_SSH_COMMAND='cmd' git fetch`: a program runs the value with the shell.
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
                     && let [value] = values.as_slice()
@@ -933,6 +979,35 @@ impl Walker<'_> {
                 }
             }
         }
+    }
+
+    /// Why assigning `values` to `name` runs code that cannot be seen: a command variable
+    /// (`GIT_SSH_COMMAND`, `PROMPT_COMMAND`) given a value known only at run time, a start-up
+    /// file every shell of the command sources (`BASH_ENV`, `ENV`), a library loaded into
+    /// every program that the line wrote itself (`LD_PRELOAD`).
+    fn unseen_variable(&self, name: &str, values: &[Arg]) -> Option<String> {
+        let value = values.first()?;
+        if commands::runs_variable(name) && !value.literal {
+            return Some(format!(
+                "`{name}` is run as a command, and its value is only known at run time"
+            ));
+        }
+        if matches!(name, "BASH_ENV" | "ENV") && !value.text.is_empty() {
+            return Some(format!(
+                "every shell started with `{name}` set runs that file first"
+            ));
+        }
+        if matches!(name, "LD_PRELOAD" | "LD_AUDIT" | "LD_LIBRARY_PATH")
+            && value
+                .text
+                .split(':')
+                .any(|part| written::lookup(&self.written, part).is_some())
+        {
+            return Some(format!(
+                "`{name}` loads a library this command wrote into every program"
+            ));
+        }
+        None
     }
 
     /// Walks the substitutions bash runs when it evaluates `arg` (after quote removal) as an
@@ -1214,6 +1289,24 @@ fn exported_functions(form: &[Arg]) -> Vec<(String, String)> {
             Some((body.to_owned(), format!("BASH_FUNC_{name}")))
         })
         .collect()
+}
+
+/// Why the program or makefile `form` runs cannot be seen: `make -f <(…)`, `find -exec {}`
+/// running what it finds.
+fn unseen_program_file(form: &[Arg]) -> Option<String> {
+    let name = name_of(form);
+    let made = |arg: &Arg| arg.text.starts_with("<(") || !arg.literal;
+    if matches!(name.as_str(), "make" | "gmake")
+        && form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile") && made(&pair[1])
+        })
+    {
+        return Some("the makefile is made at run time".to_owned());
+    }
+    if form.first().is_some_and(|first| first.text == "{}") {
+        return Some("runs the files `find` finds".to_owned());
+    }
+    None
 }
 
 /// True if an interpreter is given code on its command line that is only known at run time
