@@ -19,6 +19,10 @@ pub(crate) fn program(argv: &[Arg]) -> Option<String> {
     if !first.is_plain() {
         return None;
     }
+    // `coreutils --coreutils-prog=rm …` is `rm …`.
+    if let Some(name) = first.text.strip_prefix("--coreutils-prog=") {
+        return Some(name.to_ascii_lowercase());
+    }
     let name = basename(&first.text).to_ascii_lowercase();
     // `/proc/self/exe` is the program that runs it: bash itself.
     if name == "exe"
@@ -607,6 +611,12 @@ impl Wrapper {
 pub(crate) fn wrapped_command(argv: &[Arg]) -> Option<usize> {
     let name = program(argv)?;
     // `ip [opts] netns exec NAME CMD…`
+    if name == "coreutils" {
+        return argv
+            .get(1)
+            .is_some_and(|arg| arg.text.starts_with("--coreutils-prog="))
+            .then_some(1);
+    }
     if name == "ip" {
         let at = argv
             .windows(2)

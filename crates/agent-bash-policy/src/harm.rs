@@ -1307,6 +1307,18 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
 }
 
 /// True if `form` may send data over the network to another machine.
+/// True if a secret is named in a URL itself (`…?t=$GITHUB_TOKEN`): it goes to that host.
+fn secret_in_url(form: &[Arg]) -> bool {
+    form.iter().skip(1).any(|arg| {
+        arg.text.contains("://")
+            && arg
+                .text
+                .split('$')
+                .skip(1)
+                .any(|var| is_secret_name(var.trim_start_matches('{')))
+    })
+}
+
 /// Network calls in interpreter code.
 const NETWORK_APIS: &[&str] = &[
     "urlopen",
@@ -1348,16 +1360,7 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
                 !is_loopback(host)
             })
     };
-    // A secret named in the URL itself (`…?t=$GITHUB_TOKEN`) goes to that host.
-    let secret_in_url = form.iter().skip(1).any(|arg| {
-        arg.text.contains("://")
-            && arg
-                .text
-                .split('$')
-                .skip(1)
-                .any(|var| is_secret_name(var.trim_start_matches('{')))
-    });
-    if secret_in_url && hosts() {
+    if secret_in_url(form) && hosts() {
         return true;
     }
     match name.as_str() {
@@ -1549,7 +1552,6 @@ const METADATA_ONLY: &[&str] = &[
     "curl",
     "wget",
     "kubectl",
-    "aws",
     "gcloud",
     "az",
     "docker",
@@ -1602,7 +1604,9 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
         {
             return true;
         }
-        if name == "printenv" && form.iter().skip(1).any(|arg| is_secret_name(&arg.text)) {
+        if (name == "printenv" && form.iter().skip(1).any(|arg| is_secret_name(&arg.text)))
+            || secret_in_url(form)
+        {
             return true;
         }
         // Interpreter code that opens a credential file.
@@ -1610,7 +1614,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             && form.iter().skip(1).any(|arg| {
                 SECRETS.iter().any(|place| {
                     let place = place.trim_start_matches("~/").trim_end_matches('*');
-                    place.len() > 4 && arg.text.contains(place)
+                    place.len() >= 4 && arg.text.contains(place)
                 })
             })
         {
@@ -1939,4 +1943,24 @@ fn is_secret_name(text: &str) -> bool {
         ]
         .iter()
         .any(|word| upper.contains(word))
+}
+
+/// A reason to ask when a recursive delete's target climbs out of a directory known only at
+/// run time (`rm -rf "$PWD/../../.."`): where it lands cannot be seen.
+pub(crate) fn climbs_out(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let name = name(form);
+        let destroys = matches!(name.as_str(), "rm" | "rimraf")
+            && has(form, &["-r", "-R", "--recursive"])
+            || matches!(name.as_str(), "chmod" | "chown" | "chgrp")
+                && has(form, &["-R", "--recursive"]);
+        let climbing = operands(form)
+            .find(|arg| !arg.literal && arg.text.trim_end_matches('/').ends_with("/.."))?;
+        destroys.then(|| {
+            format!(
+                "`{}` climbs out of a directory known only at run time",
+                climbing.text
+            )
+        })
+    })
 }

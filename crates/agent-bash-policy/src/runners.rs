@@ -826,6 +826,7 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         }
     }
     commands.extend(code_deletions(code));
+    commands.extend(code_execs(code));
     // A loop that forks without end is a fork bomb: said as the shell's own.
     const ENDLESS: &[&str] = &[
         "while True",
@@ -863,6 +864,27 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     commands
 }
 
+/// Expressions that give the home directory in interpreter code.
+const HOMES: &[&str] = &[
+    "expanduser(\"~\")",
+    "expanduser('~')",
+    "Path.home()",
+    "$ENV{HOME}",
+    "$ENV{'HOME'}",
+    "environ[\"HOME\"]",
+    "environ['HOME']",
+    "getenv(\"HOME\")",
+    "getenv('HOME')",
+    "homedir()",
+    "Dir.home",
+    "ENV[\"HOME\"]",
+    "ENV['HOME']",
+    "process.env.HOME",
+    "\"~\"",
+    "'~'",
+    "$HOME",
+];
+
 /// Recursive deletions in interpreter code (`shutil.rmtree(Path.home())`), said as the `rm
 /// -r` they amount to, so the deletion rules judge their target.
 fn code_deletions(code: &str) -> Vec<String> {
@@ -881,25 +903,7 @@ fn code_deletions(code: &str) -> Vec<String> {
         "unlinkSync(",
         "os.removedirs(",
     ];
-    const HOMES: &[&str] = &[
-        "expanduser(\"~\")",
-        "expanduser('~')",
-        "Path.home()",
-        "$ENV{HOME}",
-        "$ENV{'HOME'}",
-        "environ[\"HOME\"]",
-        "environ['HOME']",
-        "getenv(\"HOME\")",
-        "getenv('HOME')",
-        "homedir()",
-        "Dir.home",
-        "ENV[\"HOME\"]",
-        "ENV['HOME']",
-        "process.env.HOME",
-        "\"~\"",
-        "'~'",
-        "$HOME",
-    ];
+
     let mut found = Vec::new();
     for call in DELETIONS {
         let mut from = 0;
@@ -915,6 +919,78 @@ fn code_deletions(code: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// `os.execvp("rm", ["make", "-rf", home])`: the program, then the list without its first
+/// item (the name the program is told it has), home directories read as `~`.
+fn code_execs(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for call in ["os.execvp(", "os.execv(", "os.execve(", "os.execvpe("] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(call) {
+            let start = from + at + call.len();
+            from = start;
+            let rest = &code[start..];
+            let program = balanced_argument(rest);
+            let Some(program) = string_literal(program.trim()) else {
+                continue;
+            };
+            let after = &rest[program.len().min(rest.len())..];
+            let Some(open) = after.find('[') else {
+                continue;
+            };
+            let list = until_close(&after[open + 1..]);
+            let mut words = vec![Arg::literal(program)];
+            for item in split_top_level(list).into_iter().skip(1) {
+                let item = item.trim();
+                match string_literal(item) {
+                    Some(word) => words.push(Arg::literal(word)),
+                    None if HOMES.iter().any(|home| item.contains(home)) => {
+                        words.push(Arg::literal("~"))
+                    }
+                    None => words.push(Arg {
+                        text: "$(value)".to_owned(),
+                        ..Arg::default()
+                    }),
+                }
+            }
+            found.push(quote_join(&words).replace("'~'", "~"));
+        }
+    }
+    found
+}
+
+/// The text up to the bracket that closes the one opened just before `rest`.
+fn until_close(rest: &str) -> &str {
+    let mut depth = 0usize;
+    for (at, c) in rest.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => return &rest[..at],
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    rest
+}
+
+/// The items of a list's text, split at commas outside brackets and parentheses.
+fn split_top_level(list: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in list.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(&list[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    items
 }
 
 /// The first argument of a call whose `(` came just before `rest`, parentheses balanced.

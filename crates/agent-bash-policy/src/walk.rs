@@ -724,19 +724,25 @@ impl Walker<'_> {
     fn finish(&mut self, slot: usize, argv: Vec<Arg>, redirects: Vec<Redirect>) {
         let mut found = self.found(argv, redirects);
         let mut scripts: Vec<(String, String, Option<Vec<Arg>>)> = Vec::new();
+        // Scripts a program runs and feeds with data of its own (`tar --to-command=sh`,
+        // `vim -c 'w !sh'`, a git alias `!sh` reading git's input).
+        let mut fed: Vec<(String, String)> = Vec::new();
         let mut sub_commands: Vec<Vec<Arg>> = Vec::new();
         let mut launcher = false;
         let mut unknown = None;
         let mut subscripts: Vec<Arg> = Vec::new();
         for form in found.each_form() {
-            for launch in commands::option_scripts(form) {
-                scripts.push((launch.script, launch.label, None));
-            }
-            for (script, label) in runners::texts(form)
-                .into_iter()
-                .chain(runners::git_texts(form))
-                .chain(exported_functions(form))
-            {
+            fed.extend(
+                commands::option_scripts(form)
+                    .into_iter()
+                    .map(|launch| (launch.script, launch.label)),
+            );
+            fed.extend(
+                runners::texts(form)
+                    .into_iter()
+                    .chain(runners::git_texts(form)),
+            );
+            for (script, label) in exported_functions(form) {
                 scripts.push((script, label, None));
             }
             if let Some(code) = inline_code(form) {
@@ -803,6 +809,7 @@ impl Walker<'_> {
                 .or_else(|| builtin::empty_expansion_deletes_root(&found))
                 .or_else(|| builtin::file_system_on_unknown_device(&found))
                 .or_else(|| harm::startup_write_unseen(&found))
+                .or_else(|| harm::climbs_out(&found))
                 .or_else(|| harm::remote_ask(&found));
         }
         for ran in written::runs(&found) {
@@ -853,6 +860,16 @@ impl Walker<'_> {
         for (script, label, positional) in scripts {
             self.launched_script(&script, &label, positional);
         }
+        let feed = if self.stdin == Stdin::DownloadPipe {
+            Stdin::DownloadPipe
+        } else {
+            Stdin::Pipe
+        };
+        for (script, label) in fed {
+            let saved = std::mem::replace(&mut self.stdin, feed);
+            self.launched_script(&script, &label, None);
+            self.stdin = saved;
+        }
         self.find_exec(sub_commands);
     }
 
@@ -885,6 +902,11 @@ impl Walker<'_> {
             cwd: self.cwd.clone(),
             ..Found::default()
         };
+        // `env -C DIR CMD` / `env --chdir=DIR CMD` runs CMD in DIR.
+        let moved = found.each_form().find_map(env_chdir);
+        if moved.is_some() {
+            found.cwd = moved;
+        }
         found.fans_out = self.background > 0
             || found
                 .argv
@@ -1317,6 +1339,25 @@ fn non_literal_code(form: &[Arg]) -> bool {
     };
     commands::is_language_interpreter(&name)
         && matches!(commands::program_source(form), Some(commands::ProgramSource::Inline(arg)) if !arg.literal)
+}
+
+/// The directory `env -C DIR` or `env --chdir=DIR` moves to, when literal and absolute.
+fn env_chdir(form: &[Arg]) -> Option<String> {
+    if name_of(form) != "env" {
+        return None;
+    }
+    let end = commands::wrapped_command(form).unwrap_or(form.len());
+    let options = &form[1..end];
+    let dir = options
+        .iter()
+        .find_map(|arg| arg.text.strip_prefix("--chdir=").map(str::to_owned))
+        .or_else(|| {
+            options
+                .windows(2)
+                .find(|pair| matches!(pair[0].text.as_str(), "-C" | "--chdir"))
+                .map(|pair| pair[1].text.clone())
+        })?;
+    dir.starts_with('/').then(|| normalized_dir(&dir)).flatten()
 }
 
 fn name_of(form: &[Arg]) -> String {
