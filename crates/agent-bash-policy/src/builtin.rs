@@ -925,6 +925,16 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     if found.runs_download {
         return true;
     }
+    // Interpreter code that fetches code and evaluates it (`exec(urlopen(…).read())`).
+    if commands::program(form).is_some_and(|name| commands::is_language_interpreter(&name))
+        && harm::fetches_in_code(form)
+        && form
+            .iter()
+            .skip(1)
+            .any(|arg| arg.text.contains("exec(") || arg.text.contains("eval("))
+    {
+        return true;
+    }
     // A shell started with a downloaded start-up file (`bash --rcfile <(curl …)`).
     if commands::program(form).is_some_and(|name| commands::is_shell(&name))
         && form.windows(2).any(|pair| {

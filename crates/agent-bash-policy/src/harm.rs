@@ -1964,3 +1964,26 @@ pub(crate) fn climbs_out(found: &Found) -> Option<String> {
         })
     })
 }
+
+/// True if interpreter code on the command line fetches from the network
+/// (`urllib.request.urlopen(…)`, `requests.get(…)`).
+pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
+    form.iter().skip(1).any(|arg| {
+        [
+            "urlopen",
+            "requests.get",
+            "urllib.request",
+            "http.client",
+            "fetch(",
+            "https.get",
+            "http.get",
+            "Net::HTTP",
+            "LWP::Simple",
+            "file_get_contents(\"http",
+            "URI.open",
+            "open-uri",
+        ]
+        .iter()
+        .any(|api| arg.text.contains(api))
+    })
+}

@@ -610,6 +610,7 @@ fn shell_part(value: &str, prefixes: &[&str]) -> Option<String> {
         for prefix in prefixes {
             if let Some(rest) = command.strip_prefix(prefix) {
                 let rest = rest
+                    .trim()
                     .trim_start_matches(['"', '\''])
                     .trim_end_matches([')', '"', '\'']);
                 return Some(rest.to_owned());

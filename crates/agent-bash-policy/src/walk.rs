@@ -143,8 +143,12 @@ impl Found {
 
     /// True if this command (or one it wraps) is a downloader.
     pub(crate) fn downloads(&self) -> bool {
-        self.each_form()
-            .any(|form| commands::program(form).is_some_and(|name| commands::is_downloader(&name)))
+        self.each_form().any(|form| {
+            commands::program(form).is_some_and(|name| {
+                commands::is_downloader(&name)
+                    || (commands::is_language_interpreter(&name) && harm::fetches_in_code(form))
+            })
+        })
     }
 }
 
@@ -213,8 +217,7 @@ fn mark_network(found: &mut [Found]) {
         });
         if fetches
             && reads_unseen
-            && (one.stdin != Stdin::Inherited
-                || one.argv.first().is_some_and(|first| first.text == "eval"))
+            && (one.stdin != Stdin::Inherited || one.via.iter().any(|via| via == "eval"))
         {
             one.runs_download = true;
         }
@@ -836,10 +839,23 @@ impl Walker<'_> {
                         }
                     }
                     written::Content::Download => found.runs_download = true,
-                    written::Content::Clone => {
-                        unknown.get_or_insert_with(|| {
-                            format!("runs `{ran}` from a repository cloned in this same command")
-                        });
+                    // A script of a repository just cloned, run by its path: code from the
+                    // network, as a download is.
+                    written::Content::Clone => found.runs_download = true,
+                    // A copy of a system program under another name: the program's rules.
+                    written::Content::Program(program) => {
+                        if let Some(form) = found
+                            .each_form()
+                            .find(|form| form.first().is_some_and(|first| first.text == ran))
+                        {
+                            let mut words = vec![Arg::literal(program)];
+                            words.extend(form[1..].iter().cloned());
+                            scripts.push((
+                                runners::quote_join(&words),
+                                format!("{ran} (a copy)"),
+                                None,
+                            ));
+                        }
                     }
                     written::Content::Unknown => {
                         unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
@@ -937,7 +953,7 @@ impl Walker<'_> {
             for start in &forms {
                 if let Some(arg) = argv.get_mut(*start)
                     && !arg.literal
-                    && let Some(resolved) = arg.resolved.take()
+                    && let Some(resolved) = arg.resolved.take().or_else(|| looked_up(&arg.text))
                 {
                     arg.text = resolved;
                     arg.literal = true;
@@ -1339,6 +1355,33 @@ fn non_literal_code(form: &[Arg]) -> bool {
     };
     commands::is_language_interpreter(&name)
         && matches!(commands::program_source(form), Some(commands::ProgramSource::Inline(arg)) if !arg.literal)
+}
+
+/// The program a command name made by a lookup stands for: `$(command -v rm)`, `$(which
+/// rm)`, `` `type -P rm` `` are `rm`; `$BASH`, `${SHELL:-/bin/sh}` and `/proc/$$/exe` a shell.
+fn looked_up(text: &str) -> Option<String> {
+    let inner = text
+        .strip_prefix("$(")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .or_else(|| {
+            text.strip_prefix('`')
+                .and_then(|rest| rest.strip_suffix('`'))
+        });
+    if let Some(inner) = inner {
+        let words: Vec<&str> = inner.split_whitespace().collect();
+        return match words.as_slice() {
+            ["command", "-v" | "-V", name] | ["which", name] | ["type", "-P" | "-p", name] => {
+                Some((*name).trim_matches(['"', '\'']).to_owned())
+            }
+            _ => None,
+        };
+    }
+    let shell = matches!(
+        text,
+        "$BASH" | "${BASH}" | "$SHELL" | "${SHELL}" | "/proc/$$/exe" | "/proc/$BASHPID/exe"
+    ) || text.starts_with("${SHELL:-")
+        || text.starts_with("${BASH:-");
+    shell.then(|| "bash".to_owned())
 }
 
 /// The directory `env -C DIR` or `env --chdir=DIR` moves to, when literal and absolute.

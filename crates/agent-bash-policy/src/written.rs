@@ -18,6 +18,8 @@ pub(crate) enum Content {
     Clone,
     /// Something else: output of a program, a copy of a file the line did not write.
     Unknown,
+    /// A copy of (or link to) a program of the system under another name (`cp /bin/rm x`).
+    Program(String),
 }
 
 /// A path as written files are compared: `./x` is `x`.
@@ -97,7 +99,9 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             }
             "cp" | "mv" | "install" | "ln" if operands.len() >= 2 => {
                 let source = key(&operands[0].text);
-                let content = lookup(earlier, &source).unwrap_or(Content::Unknown);
+                let content = lookup(earlier, &source)
+                    .or_else(|| system_program(&operands[0].text).map(Content::Program))
+                    .unwrap_or(Content::Unknown);
                 if let Some(last) = operands.last() {
                     out.push((key(&last.text), content));
                 }
@@ -267,4 +271,32 @@ pub(crate) fn is_shell_script(found: &Found, ran: &str, text: &str) -> bool {
         let interpreter = line.split_whitespace().last().unwrap_or("");
         commands::is_shell(basename(interpreter)) || line.contains("/sh") || line.contains("bash")
     })
+}
+
+/// The program a copy's source names: an absolute path in a system directory (`/bin/rm`) or
+/// a lookup (`$(command -v kill)`).
+fn system_program(source: &str) -> Option<String> {
+    let looked_up = source
+        .strip_prefix("$(")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .and_then(|inner| {
+            let words: Vec<&str> = inner.split_whitespace().collect();
+            match words.as_slice() {
+                ["command", "-v", name] | ["which", name] | ["type", "-P", name] => {
+                    Some((*name).to_owned())
+                }
+                _ => None,
+            }
+        });
+    let system = [
+        "/bin/",
+        "/sbin/",
+        "/usr/bin/",
+        "/usr/sbin/",
+        "/usr/local/bin/",
+    ]
+    .iter()
+    .any(|dir| source.starts_with(dir))
+    .then(|| basename(source).to_owned());
+    looked_up.or(system)
 }
