@@ -358,6 +358,10 @@ pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
         // `insmod` loads any file as kernel code; `modprobe` loads an installed module by
         // name, which container set-ups do as a matter of course.
         "insmod" | "kexec" | "rmmod" => !has(form, &["-h", "--help", "-V", "--version"]),
+        // `exec -a insmod kmod …`: a multi-call program acts as the name it is given.
+        "exec" => form.windows(2).any(|pair| {
+            pair[0].text == "-a" && matches!(pair[1].text.as_str(), "insmod" | "rmmod" | "kexec")
+        }),
         "modprobe" => operands(form).any(|arg| arg.text.contains('/')),
         "kmod" => form.get(1).is_some_and(|sub| {
             matches!(sub.text.as_str(), "load" | "unload" | "insert" | "remove")
@@ -1418,6 +1422,9 @@ pub(crate) fn kill_many(form: &[Arg]) -> bool {
     let matches_everything =
         |pattern: &str| matches!(pattern, "." | ".*" | "^" | "" | ".+" | "^.*$" | "$");
     match name.as_str() {
+        // `kill -9 0` signals every process of the caller's group: the call itself and all
+        // it started.
+        "kill" => kill_pids(&words).contains(&0),
         "pkill" | "killall" | "pgrep" if name != "pgrep" => {
             words.iter().any(|word| matches!(*word, "-v" | "--inverse"))
                 || words.windows(2).any(|pair| {
@@ -1985,5 +1992,50 @@ pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
         ]
         .iter()
         .any(|api| arg.text.contains(api))
+    })
+}
+
+/// The pids a `kill` command names, its signal options and their values left out.
+fn kill_pids(words: &[&str]) -> Vec<i64> {
+    let mut pids = Vec::new();
+    let mut index = 0;
+    let mut signal_zero = false;
+    while let Some(word) = words.get(index) {
+        index += 1;
+        match *word {
+            "-s" | "-n" | "--signal" => {
+                signal_zero |= words
+                    .get(index)
+                    .is_some_and(|value| value.parse::<i64>() == Ok(0));
+                index += 1;
+            }
+            "--" => {}
+            _ if word.starts_with('-') && word[1..].parse::<i64>().is_err() => {}
+            _ if word.starts_with('-') && pids.is_empty() && index == 1 => {
+                signal_zero |= word[1..].parse::<i64>() == Ok(0);
+            }
+            _ => pids.extend(word.parse::<i64>().ok()),
+        }
+    }
+    if signal_zero { Vec::new() } else { pids }
+}
+
+/// A reason to ask for a recursive delete of the working directory or the previous one
+/// (`rm -rf "$PWD"`, `rm -rf "$OLDPWD"`): the project itself, or a place known at run time.
+pub(crate) fn deletes_working_directory(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let recursive = name(form) == "rm" && has(form, &["-r", "-R", "--recursive"]);
+        let operand = operands(form).find(|arg| {
+            matches!(
+                arg.text.trim_end_matches('/'),
+                "$PWD" | "${PWD}" | "$OLDPWD" | "${OLDPWD}" | "~+" | "~-"
+            )
+        })?;
+        recursive.then(|| {
+            format!(
+                "`{}` is a working directory: the project itself, or one known only at run time",
+                operand.text
+            )
+        })
     })
 }

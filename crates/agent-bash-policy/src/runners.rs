@@ -115,6 +115,8 @@ const VIM: &[(&str, &[&str])] = &[
             "call system(",
             "r !",
             ":r !",
+            "w !",
+            ":w !",
         ],
     ),
     ("--cmd", &["!", ":!", "silent !", "call system("]),
@@ -1102,6 +1104,31 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
             .any(|arg| arg.text == ":::" || arg.text == "::::"),
         _ => false,
     }
+}
+
+/// A reason to ask when a package runner fetches what it runs from a repository rather
+/// than a registry (`uvx --from git+https://…`, `npx github:user/repo`).
+pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let name = program(form)?;
+        if !matches!(
+            name.as_str(),
+            "uvx" | "npx" | "pipx" | "bunx" | "pnpx" | "uv" | "pnpm" | "yarn"
+        ) {
+            return None;
+        }
+        let source = form.iter().skip(1).find(|arg| {
+            let text = arg.text.trim_start_matches("--from=");
+            text.starts_with("git+")
+                || text.starts_with("github:")
+                || text.starts_with("gitlab:")
+                || (text.starts_with("https://") && text.contains(".git"))
+        })?;
+        Some(format!(
+            "runs code fetched from `{}`, a repository rather than a registry",
+            source.text
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -813,6 +813,8 @@ impl Walker<'_> {
                 .or_else(|| builtin::file_system_on_unknown_device(&found))
                 .or_else(|| harm::startup_write_unseen(&found))
                 .or_else(|| harm::climbs_out(&found))
+                .or_else(|| harm::deletes_working_directory(&found))
+                .or_else(|| runners::unseen_package(&found))
                 .or_else(|| harm::remote_ask(&found));
         }
         for ran in written::runs(&found) {
@@ -823,6 +825,14 @@ impl Walker<'_> {
             };
             for content in contents {
                 match content {
+                    written::Content::Known(text)
+                        if found.each_form().any(|form| name_of(form) == "ssh") =>
+                    {
+                        for script in written::ssh_config_commands(&text) {
+                            let label = format!("{ran} (ssh configuration written above)");
+                            scripts.push((script, label, None));
+                        }
+                    }
                     written::Content::Known(text)
                         if written::is_shell_script(&found, &ran, &text) =>
                     {

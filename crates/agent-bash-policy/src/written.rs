@@ -300,3 +300,23 @@ fn system_program(source: &str) -> Option<String> {
     .then(|| basename(source).to_owned());
     looked_up.or(system)
 }
+
+/// Commands an ssh configuration runs: `Match exec`, `ProxyCommand`, `LocalCommand`,
+/// `KnownHostsCommand`.
+pub(crate) fn ssh_config_commands(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let lower = line.to_ascii_lowercase();
+            let at = [
+                "match exec ",
+                "proxycommand ",
+                "localcommand ",
+                "knownhostscommand ",
+            ]
+            .iter()
+            .find_map(|key| lower.find(key).map(|at| at + key.len()))?;
+            Some(line[at..].trim().trim_matches('"').to_owned())
+        })
+        .collect()
+}
