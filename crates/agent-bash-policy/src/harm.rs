@@ -2039,3 +2039,140 @@ pub(crate) fn deletes_working_directory(found: &Found) -> Option<String> {
         })
     })
 }
+
+/// Kernel modules container and network set-ups load as a matter of course.
+const EVERYDAY_MODULES: &[&str] = &[
+    "ip_tables",
+    "ip6_tables",
+    "iptable_filter",
+    "iptable_nat",
+    "iptable_mangle",
+    "ip6table_filter",
+    "ip6table_nat",
+    "br_netfilter",
+    "overlay",
+    "veth",
+    "bridge",
+    "tun",
+    "loop",
+    "fuse",
+    "nf_nat",
+    "nf_conntrack",
+    "xt_conntrack",
+    "xt_masquerade",
+    "xt_addrtype",
+    "vxlan",
+    "dummy",
+    "wireguard",
+    "ip_vs",
+    "ip_vs_rr",
+    "ip_vs_wrr",
+    "ip_vs_sh",
+    "nbd",
+    "kvm",
+    "kvm_intel",
+    "kvm_amd",
+    "vhost_net",
+    "sch_netem",
+    "ifb",
+    "8021q",
+    "macvlan",
+    "ipvlan",
+    "nls_utf8",
+    "squashfs",
+    "isofs",
+];
+
+/// A reason to ask when `modprobe` loads a module other than the everyday ones above:
+/// kernel code that runs with every privilege (`msr` writes processor registers).
+pub(crate) fn unusual_module(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        if name(form) != "modprobe"
+            || has(
+                form,
+                &[
+                    "-n",
+                    "--dry-run",
+                    "-c",
+                    "--showconfig",
+                    "-D",
+                    "--show-depends",
+                    "-R",
+                    "--resolve-alias",
+                    "-h",
+                    "--help",
+                    "-V",
+                    "--version",
+                ],
+            )
+        {
+            return None;
+        }
+        let module = operands(form).find(|arg| {
+            let name = arg.text.replace('-', "_");
+            !EVERYDAY_MODULES.contains(&name.as_str())
+                && !name.starts_with("xt_")
+                && !name.starts_with("nf_")
+                && !name.starts_with("ip_vs")
+        })?;
+        Some(format!(
+            "`modprobe {}` loads kernel code that runs with every privilege",
+            module.text
+        ))
+    })
+}
+
+/// The service whose access token `form` prints (`gh auth token`, `gcloud auth
+/// print-access-token`), with the host names that service is reached at.
+pub(crate) fn token_service(found: &Found) -> Option<&'static [&'static str]> {
+    found.each_form().find_map(|form| {
+        let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
+        match words.as_slice() {
+            ["gh", "auth", "token", ..] => {
+                Some(&["github.com", "githubusercontent.com", "ghcr.io"][..])
+            }
+            ["glab", "auth", "token", ..] | ["glab", "config", "get", "token", ..] => {
+                Some(&["gitlab.com"][..])
+            }
+            [
+                "gcloud",
+                "auth",
+                "print-access-token" | "print-identity-token",
+                ..,
+            ] => Some(&["googleapis.com", "google.com"][..]),
+            ["az", "account", "get-access-token", ..] => {
+                Some(&["azure.com", "microsoft.com", "windows.net"][..])
+            }
+            ["aws", "configure", "get", ..]
+            | ["aws", "sts", "get-session-token", ..]
+            | ["aws", "ecr", "get-login-password", ..] => {
+                Some(&["amazonaws.com", "aws.amazon.com"][..])
+            }
+            ["npm", "token", ..]
+            | ["git", "credential", "fill", ..]
+            | ["pass", "show", ..]
+            | ["op", "read", ..] => Some(&[][..]),
+            _ => None,
+        }
+    })
+}
+
+/// True if every host `form` sends to belongs to one of `domains`.
+pub(crate) fn sends_only_to(form: &[Arg], domains: &[&str]) -> bool {
+    let hosts: Vec<&str> = form
+        .iter()
+        .skip(1)
+        .filter(|arg| arg.text.contains("://"))
+        .filter_map(|arg| {
+            arg.text
+                .split_once("://")
+                .map(|(_, rest)| rest.split(['/', ':', '@', '?']).next().unwrap_or(""))
+        })
+        .collect();
+    !hosts.is_empty()
+        && hosts.iter().all(|host| {
+            domains
+                .iter()
+                .any(|domain| *host == *domain || host.ends_with(&format!(".{domain}")))
+        })
+}

