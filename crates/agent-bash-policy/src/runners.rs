@@ -509,6 +509,9 @@ fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
                 let command = command
                     .trim_start()
                     .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$');
+                if let Some(replacement) = sed_executed_replacement(command) {
+                    return Some((replacement, "sed s///e".to_owned()));
+                }
                 let rest = command.strip_prefix('e')?;
                 rest.starts_with(' ')
                     .then(|| (rest.trim().to_owned(), "sed e".to_owned()))
@@ -620,6 +623,20 @@ fn shell_part(value: &str, prefixes: &[&str]) -> Option<String> {
         }
     }
     None
+}
+
+/// The replacement of a sed `s` command with the `e` flag, which sed runs as a command.
+fn sed_executed_replacement(command: &str) -> Option<String> {
+    let rest = command.strip_prefix('s')?;
+    let delimiter = rest.chars().next()?;
+    if delimiter.is_alphanumeric() || delimiter == '\\' {
+        return None;
+    }
+    let parts: Vec<&str> = rest[delimiter.len_utf8()..].split(delimiter).collect();
+    let [_, replacement, flags] = parts.as_slice() else {
+        return None;
+    };
+    flags.contains('e').then(|| (*replacement).to_owned())
 }
 
 /// Shell texts a `git` command runs: `rebase -x`/`--exec`, `submodule foreach`,

@@ -222,9 +222,16 @@ fn mark_network(found: &mut [Found]) {
                 || reason.contains("made from its input")
                 || reason.contains("only known when the shell runs it")
         });
+        // A command name made at run time on a line that downloads (`x=$(curl …); $x`).
+        let name_unseen = one
+            .unknown
+            .as_deref()
+            .is_some_and(|reason| reason.contains("only known when the shell runs it"));
         if fetches
             && reads_unseen
-            && (one.stdin != Stdin::Inherited || one.via.iter().any(|via| via == "eval"))
+            && (one.stdin != Stdin::Inherited
+                || one.via.iter().any(|via| via == "eval")
+                || name_unseen)
         {
             one.runs_download = true;
         }
@@ -1001,7 +1008,11 @@ impl Walker<'_> {
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
                     && let Some(reason) = self.unseen_variable(name, &values)
                 {
-                    self.unknown(&format!("{name}={}", word.value), reason);
+                    // `BASH_ENV=<(echo '…')`: the text the start-up file holds is known.
+                    match startup_text(name, &word.value) {
+                        Some(text) => self.launched_script(&text, &format!("{name}="), None),
+                        None => self.unknown(&format!("{name}={}", word.value), reason),
+                    }
                 }
                 // `GIT_SSH_COMMAND='cmd' git fetch`: a program runs the value with the shell.
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
@@ -1373,6 +1384,22 @@ fn non_literal_code(form: &[Arg]) -> bool {
     };
     commands::is_language_interpreter(&name)
         && matches!(commands::program_source(form), Some(commands::ProgramSource::Inline(arg)) if !arg.literal)
+}
+
+/// The text of a start-up file given as `<(echo '…')` or `<(printf '…')` to `BASH_ENV` or
+/// `ENV`.
+fn startup_text(name: &str, value: &str) -> Option<String> {
+    if !matches!(name, "BASH_ENV" | "ENV") {
+        return None;
+    }
+    let inner = value.strip_prefix("<(")?.strip_suffix(')')?;
+    let found = Walker::default().walk(inner);
+    let [only] = found.as_slice() else {
+        return None;
+    };
+    let form = only.argv.as_slice();
+    (matches!(name_of(form).as_str(), "echo" | "printf") && form.iter().all(|arg| arg.literal))
+        .then(|| written::printed(form))
 }
 
 /// The program a command name made by a lookup stands for: `$(command -v rm)`, `$(which

@@ -127,7 +127,7 @@ fn reads_written_download(form: &[Arg], earlier: &[(String, Content)]) -> bool {
 }
 
 /// What `echo`/`printf` print, closely enough to read it as a script.
-fn printed(form: &[Arg]) -> String {
+pub(crate) fn printed(form: &[Arg]) -> String {
     form.iter()
         .skip(1)
         .filter(|arg| !matches!(arg.text.as_str(), "-e" | "-n" | "-E" | "-en" | "-ne"))
