@@ -234,6 +234,9 @@ pub(crate) fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
 /// leave of it: `${HOME::1}` is `/`, `$(dirname ~)` the directory holding homes).
 fn resolve_home_expansions(text: &str) -> String {
     let mut text = text.to_owned();
+    if !["HOME", "~", "XDG_", "USER", "whoami", "id -un"].iter().any(|part| text.contains(part)) {
+        return text;
+    }
     for same in [
         "${HOME[0]}",
         "${HOME[@]}",

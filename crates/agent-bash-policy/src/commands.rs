@@ -15,10 +15,29 @@ pub(crate) fn basename(word: &str) -> &str {
 
 /// The lower-cased basename of `argv[0]` when it is a plain literal word.
 pub(crate) fn program(argv: &[Arg]) -> Option<String> {
+    program_name(argv).map(std::borrow::Cow::into_owned)
+}
+
+/// [`program`] without a copy in the common case (a lower-case name that stands for
+/// itself): the rules ask for it many times a command.
+pub(crate) fn program_name(argv: &[Arg]) -> Option<std::borrow::Cow<'_, str>> {
     let first = argv.first()?;
     if !first.is_plain() {
         return None;
     }
+    let name = basename(&first.text);
+    if !name.is_empty()
+        && name != "exe"
+        && !name.starts_with("ld")
+        && !first.text.starts_with("--")
+        && !name.bytes().any(|byte| byte.is_ascii_uppercase())
+    {
+        return Some(std::borrow::Cow::Borrowed(name));
+    }
+    program_slow(first).map(std::borrow::Cow::Owned)
+}
+
+fn program_slow(first: &Arg) -> Option<String> {
     // `coreutils --coreutils-prog=rm …` is `rm …`.
     if let Some(name) = first.text.strip_prefix("--coreutils-prog=") {
         return Some(name.to_ascii_lowercase());

@@ -8,8 +8,8 @@ use crate::commands::{self, basename};
 use crate::walk::Found;
 use crate::words::Arg;
 
-fn name(form: &[Arg]) -> String {
-    commands::program(form).unwrap_or_default()
+fn name(form: &[Arg]) -> std::borrow::Cow<'_, str> {
+    commands::program_name(form).unwrap_or_default()
 }
 
 /// The words after the program that do not start with `-`.
@@ -181,7 +181,7 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
     if crate::builtin::makes_file_system(&name) {
         return false;
     }
-    match name.as_str() {
+    match &*name {
         "fdisk" | "gdisk" | "cfdisk" => !has(form, &["-l", "--list"]) && disk(),
         "sfdisk" => {
             !has(
@@ -292,7 +292,7 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
         }
         "tune2fs" | "e2fsck" | "fsck" | "losetup" | "kpartx" => false,
         "blockdev" => false,
-        _ => !DISK_READERS.contains(&name.as_str()) && disk(),
+        _ => !DISK_READERS.contains(&&*name) && disk(),
     }
 }
 
@@ -302,7 +302,7 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
 pub(crate) fn firmware(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     let sub = form.get(1).map(|arg| arg.text.as_str()).unwrap_or("");
-    match name.as_str() {
+    match &*name {
         "flashrom" => has(form, &["-w", "--write", "-E", "--erase"]),
         "efibootmgr" => has(
             form,
@@ -354,7 +354,7 @@ pub(crate) fn firmware(_: &Found, form: &[Arg]) -> bool {
 /// or writes under `/proc/sys`, `/sys/kernel`, `/sys/firmware`, `/sys/power`, `/dev/mem`.
 pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    let changes = match name.as_str() {
+    let changes = match &*name {
         // `insmod` loads any file as kernel code; `modprobe` loads an installed module by
         // name, which container set-ups do as a matter of course.
         "insmod" | "kexec" | "rmmod" => !has(form, &["-h", "--help", "-V", "--version"]),
@@ -500,7 +500,7 @@ const STARTUP_FILES: &[&str] = &[
 /// True if `form` makes a file set-user-ID or set-group-ID, or gives it capabilities.
 pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    match name.as_str() {
+    match &*name {
         "chmod" => {
             operands(form)
                 .next()
@@ -698,7 +698,7 @@ fn sets_id_bit(mode: &str) -> bool {
 /// `-l`), `at`, `batch`, `systemctl enable` of a user or system unit written elsewhere.
 pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    match name.as_str() {
+    match &*name {
         "crontab" => !has(form, &["-l", "-r", "-e", "-V", "--help"]) || has(form, &["-"]),
         "at" | "batch" => !has(form, &["-l", "-d", "-r", "-c", "-V"]),
         "systemctl" => {
@@ -738,7 +738,7 @@ fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
     {
         return Some(body);
     }
-    match name(form).as_str() {
+    match &*name(form) {
         "echo" | "printf" => Some(
             form.iter()
                 .skip(1)
@@ -799,6 +799,15 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 /// Paths `form` writes: redirections, `tee`, the last operand of `cp`/`mv`/`install`/`ln`,
 /// `dd of=`, `sed -i` files, `truncate`.
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
+    const WRITERS: &[&str] = &[
+        "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
+        "sed", "perl",
+    ];
+    if !found.redirects.iter().any(|redirect| redirect.writes())
+        && form.first().is_none_or(|first| !WRITERS.contains(&basename(&first.text)))
+    {
+        return Vec::new();
+    }
     let spelled = |text: &str| home_of_someone(&path(&crate::builtin::home_spellings(text)));
     let mut paths: Vec<String> = found
         .redirects
@@ -808,7 +817,7 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
         .collect();
     let name = name(form);
     let operands: Vec<&Arg> = operands(form).collect();
-    match name.as_str() {
+    match &*name {
         "tee" | "truncate" | "touch" | "sponge" => {
             paths.extend(operands.iter().map(|arg| spelled(&arg.text)))
         }
@@ -898,7 +907,7 @@ const ESSENTIAL_PACKAGES: &[&str] = &[
 pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
-    let removes = match name.as_str() {
+    let removes = match &*name {
         "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "microdnf" => {
             words.iter().any(|word| {
                 matches!(
@@ -961,7 +970,7 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let has_word = |word: &str| words.contains(&word);
-    match name.as_str() {
+    match &*name {
         "git" => git_push_destroys(&words),
         "terraform" | "tofu" | "terragrunt" => {
             has_word("destroy")
@@ -1168,7 +1177,7 @@ pub(crate) fn remote_ask(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = name(form);
         let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
-        let reason = match name.as_str() {
+        let reason = match &*name {
             "git" => {
                 let at = words.iter().position(|word| *word == "push")?;
                 let rest = &words[at + 1..];
@@ -1231,7 +1240,7 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
     if remote_redirect && interpreter {
         return true;
     }
-    match name.as_str() {
+    match &*name {
         "nc" | "ncat" | "netcat" | "cryptcat" | "pwncat" => {
             has(form, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"])
         }
@@ -1367,7 +1376,7 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     if secret_in_url(form) && hosts() {
         return true;
     }
-    match name.as_str() {
+    match &*name {
         _ if commands::is_language_interpreter(&name) => form
             .iter()
             .skip(1)
@@ -1391,7 +1400,7 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
             form.iter().any(|arg| arg.text == "s3")
                 && form.iter().any(|arg| arg.text.starts_with("s3://"))
         }
-        _ if RAW_NETWORK.contains(&name.as_str()) => hosts(),
+        _ if RAW_NETWORK.contains(&&*name) => hosts(),
         _ => false,
     }
 }
@@ -1421,7 +1430,7 @@ pub(crate) fn kill_many(form: &[Arg]) -> bool {
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let matches_everything =
         |pattern: &str| matches!(pattern, "." | ".*" | "^" | "" | ".+" | "^.*$" | "$");
-    match name.as_str() {
+    match &*name {
         // `kill -9 0` signals every process of the caller's group: the call itself and all
         // it started.
         "kill" => kill_pids(&words).contains(&0),
@@ -1453,7 +1462,7 @@ pub(crate) fn power(form: &[Arg]) -> bool {
         .map(|arg| arg.text.as_str())
         .collect::<Vec<_>>()
         .join(" ");
-    match name.as_str() {
+    match &*name {
         "dbus-send" | "busctl" | "gdbus" | "qdbus" => {
             text.contains("login1")
                 && [
@@ -1589,6 +1598,10 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
     found.each_form().any(|form| {
         let name = name(form);
         let secret = |text: &str| {
+            // Most words name no place at all: cheap words first.
+            if !text.contains(['/', '~', '$', '.']) {
+                return false;
+            }
             let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
             let target = home_of_someone(&path(&spelled));
             !target.ends_with(".pub")
@@ -1605,7 +1618,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
         if redirected {
             return true;
         }
-        if matches!(name.as_str(), "env" | "printenv")
+        if matches!(&*name, "env" | "printenv")
             && commands::wrapped_command(form).is_none()
             && form.len() == 1
         {
@@ -1627,7 +1640,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
         {
             return true;
         }
-        if matches!(name.as_str(), "set" | "export" | "declare" | "typeset")
+        if matches!(&*name, "set" | "export" | "declare" | "typeset")
             && form.len() <= 2
             && form
                 .iter()
@@ -1636,7 +1649,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
         {
             return true;
         }
-        let uploads = match name.as_str() {
+        let uploads = match &*name {
             "curl" => {
                 form.windows(2).any(|pair| {
                     matches!(
@@ -1671,7 +1684,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             _ => false,
         };
         uploads
-            || (!METADATA_ONLY.contains(&name.as_str())
+            || (!METADATA_ONLY.contains(&&*name)
                 && form.iter().skip(1).any(|arg| {
                     secret(&arg.text) || arg.text.strip_prefix("if=").is_some_and(secret)
                 }))
@@ -1796,7 +1809,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
     let is_data = |arg: &Arg| place(found, arg) != Place::Other;
     let recursive = has(form, &["-r", "-R", "--recursive"]);
     let operand_list: Vec<&Arg> = operands(form).collect();
-    match name.as_str() {
+    match &*name {
         "rm" | "rimraf" | "del" | "del-cli" | "trash" | "trash-put" | "gio" => {
             operand_list.iter().any(|arg| match place(found, arg) {
                 Place::UserData => {
@@ -1920,7 +1933,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
 pub(crate) fn raw_network(found: &Found) -> bool {
     found
         .each_form()
-        .any(|form| RAW_NETWORK.contains(&name(form).as_str()))
+        .any(|form| RAW_NETWORK.contains(&&*name(form)))
         || found.redirects.iter().any(|redirect| {
             dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
         })
@@ -1957,9 +1970,9 @@ fn is_secret_name(text: &str) -> bool {
 pub(crate) fn climbs_out(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = name(form);
-        let destroys = matches!(name.as_str(), "rm" | "rimraf")
+        let destroys = matches!(&*name, "rm" | "rimraf")
             && has(form, &["-r", "-R", "--recursive"])
-            || matches!(name.as_str(), "chmod" | "chown" | "chgrp")
+            || matches!(&*name, "chmod" | "chown" | "chgrp")
                 && has(form, &["-R", "--recursive"]);
         let climbing = operands(form)
             .find(|arg| !arg.literal && arg.text.trim_end_matches('/').ends_with("/.."))?;
@@ -2110,7 +2123,7 @@ pub(crate) fn unusual_module(found: &Found) -> Option<String> {
         }
         let module = operands(form).find(|arg| {
             let name = arg.text.replace('-', "_");
-            !EVERYDAY_MODULES.contains(&name.as_str())
+            !EVERYDAY_MODULES.contains(&&*name)
                 && !name.starts_with("xt_")
                 && !name.starts_with("nf_")
                 && !name.starts_with("ip_vs")

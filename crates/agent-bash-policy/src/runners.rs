@@ -341,11 +341,19 @@ const RUNNERS: &[Runner] = &[
 
 /// The entry for `form`, and where the words after its subcommand start.
 fn runner(form: &[Arg]) -> Option<(&'static Runner, usize)> {
-    let name = program(form)?;
-    RUNNERS.iter().find_map(|runner| {
-        if !runner.names.contains(&name.as_str()) {
-            return None;
-        }
+    static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&'static str, Vec<&'static Runner>>> =
+        std::sync::LazyLock::new(|| {
+            let mut by_name: std::collections::HashMap<&'static str, Vec<&'static Runner>> =
+                std::collections::HashMap::new();
+            for runner in RUNNERS {
+                for name in runner.names {
+                    by_name.entry(name).or_default().push(runner);
+                }
+            }
+            by_name
+        });
+    let name = crate::commands::program_name(form)?;
+    BY_NAME.get(&*name)?.iter().copied().find_map(|runner| {
         let mut at = 1;
         for word in runner.sub {
             // Global options may come before the subcommand (`npm --prefix x exec`).
