@@ -234,7 +234,10 @@ pub(crate) fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
 /// leave of it: `${HOME::1}` is `/`, `$(dirname ~)` the directory holding homes).
 fn resolve_home_expansions(text: &str) -> String {
     let mut text = text.to_owned();
-    if !["HOME", "~", "XDG_", "USER", "whoami", "id -un"].iter().any(|part| text.contains(part)) {
+    if !["HOME", "~", "XDG_", "USER", "whoami", "id -un"]
+        .iter()
+        .any(|part| text.contains(part))
+    {
         return text;
     }
     for same in [
@@ -601,8 +604,8 @@ fn long_option_is(option: &str, long: &str, min_len: usize) -> bool {
     option.len() >= min_len && long.starts_with(option)
 }
 
-fn name(form: &[Arg]) -> String {
-    commands::program(form).unwrap_or_default()
+fn name(form: &[Arg]) -> std::borrow::Cow<'_, str> {
+    commands::program_name(form).unwrap_or_default()
 }
 
 /// The operands of `rm` if it deletes recursively.
@@ -727,7 +730,7 @@ fn classify_in(found: &Found, arg: &Arg) -> Target {
 }
 
 fn no_preserve_root(_: &Found, form: &[Arg]) -> bool {
-    let min_len = match name(form).as_str() {
+    let min_len = match &*name(form) {
         "rm" | "chmod" => 3,
         "chown" | "chgrp" => 6,
         _ => "--no-preserve-root".len(),
@@ -839,7 +842,7 @@ fn mkfs(_: &Found, form: &[Arg]) -> bool {
 }
 
 fn dd_block_device(_: &Found, form: &[Arg]) -> bool {
-    matches!(name(form).as_str(), "dd" | "dcfldd")
+    matches!(&*name(form), "dd" | "dcfldd")
         && form.iter().skip(1).any(|arg| {
             arg.text.strip_prefix("of=").is_some_and(|path| {
                 is_block_device(&Arg {
@@ -859,7 +862,7 @@ fn redirect_block_device(found: &Found, _: &[Arg]) -> bool {
 
 fn wipe_block_device(_: &Found, form: &[Arg]) -> bool {
     let (_, operands) = split_options(form);
-    match name(form).as_str() {
+    match &*name(form) {
         "shred" | "blkdiscard" | "tee" | "mkswap" => operands.into_iter().any(is_block_device),
         "wipefs" => wipefs_erases(form) && operands.into_iter().any(is_block_device),
         "ddrescue" => operands.get(1).is_some_and(|out| is_block_device(out)),
@@ -908,7 +911,7 @@ fn fork_bomb(found: &Found, _: &[Arg]) -> bool {
 }
 
 fn chmod_root(found: &Found, form: &[Arg]) -> bool {
-    if !matches!(name(form).as_str(), "chmod" | "chown" | "chgrp") {
+    if !matches!(&*name(form), "chmod" | "chown" | "chgrp") {
         return false;
     }
     let (options, operands) = split_options(form);
@@ -1017,7 +1020,7 @@ fn shutdown(found: &Found, form: &[Arg]) -> bool {
         return true;
     }
     let name = name(form);
-    match name.as_str() {
+    match &*name {
         "shutdown" | "reboot" | "halt" | "poweroff" => true,
         "systemctl" | "loginctl" => {
             let mut words = form.iter().skip(1);

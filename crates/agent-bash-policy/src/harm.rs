@@ -804,7 +804,9 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
         "sed", "perl",
     ];
     if !found.redirects.iter().any(|redirect| redirect.writes())
-        && form.first().is_none_or(|first| !WRITERS.contains(&basename(&first.text)))
+        && form
+            .first()
+            .is_none_or(|first| !WRITERS.contains(&basename(&first.text)))
     {
         return Vec::new();
     }
@@ -1970,10 +1972,8 @@ fn is_secret_name(text: &str) -> bool {
 pub(crate) fn climbs_out(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = name(form);
-        let destroys = matches!(&*name, "rm" | "rimraf")
-            && has(form, &["-r", "-R", "--recursive"])
-            || matches!(&*name, "chmod" | "chown" | "chgrp")
-                && has(form, &["-R", "--recursive"]);
+        let destroys = matches!(&*name, "rm" | "rimraf") && has(form, &["-r", "-R", "--recursive"])
+            || matches!(&*name, "chmod" | "chown" | "chgrp") && has(form, &["-R", "--recursive"]);
         let climbing = operands(form)
             .find(|arg| !arg.literal && arg.text.trim_end_matches('/').ends_with("/.."))?;
         destroys.then(|| {
@@ -2139,6 +2139,13 @@ pub(crate) fn unusual_module(found: &Found) -> Option<String> {
 /// print-access-token`), with the host names that service is reached at.
 pub(crate) fn token_service(found: &Found) -> Option<&'static [&'static str]> {
     found.each_form().find_map(|form| {
+        let first = form.first().map(|arg| arg.text.as_str())?;
+        if !matches!(
+            first,
+            "gh" | "glab" | "gcloud" | "az" | "aws" | "npm" | "git" | "pass" | "op"
+        ) {
+            return None;
+        }
         let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
         match words.as_slice() {
             ["gh", "auth", "token", ..] => {

@@ -341,17 +341,18 @@ const RUNNERS: &[Runner] = &[
 
 /// The entry for `form`, and where the words after its subcommand start.
 fn runner(form: &[Arg]) -> Option<(&'static Runner, usize)> {
-    static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&'static str, Vec<&'static Runner>>> =
-        std::sync::LazyLock::new(|| {
-            let mut by_name: std::collections::HashMap<&'static str, Vec<&'static Runner>> =
-                std::collections::HashMap::new();
-            for runner in RUNNERS {
-                for name in runner.names {
-                    by_name.entry(name).or_default().push(runner);
-                }
+    static BY_NAME: std::sync::LazyLock<
+        std::collections::HashMap<&'static str, Vec<&'static Runner>>,
+    > = std::sync::LazyLock::new(|| {
+        let mut by_name: std::collections::HashMap<&'static str, Vec<&'static Runner>> =
+            std::collections::HashMap::new();
+        for runner in RUNNERS {
+            for name in runner.names {
+                by_name.entry(name).or_default().push(runner);
             }
-            by_name
-        });
+        }
+        by_name
+    });
     let name = crate::commands::program_name(form)?;
     BY_NAME.get(&*name)?.iter().copied().find_map(|runner| {
         let mut at = 1;
@@ -652,7 +653,7 @@ fn sed_executed_replacement(command: &str) -> Option<String> {
 /// `filter-branch --*-filter`, `grep -O`, `bisect run`, an `ext::` remote, and `git config`
 /// setting a key whose value git runs (`alias.x '!…'`, `core.pager`, `core.fsmonitor`).
 pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
-    if program(form).as_deref() != Some("git") {
+    if crate::commands::program_name(form).as_deref() != Some("git") {
         return Vec::new();
     }
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();

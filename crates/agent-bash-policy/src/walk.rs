@@ -767,7 +767,7 @@ impl Walker<'_> {
                     scripts.push((script, "code".to_owned(), None));
                 }
             }
-            if matches!(name_of(form).as_str(), "ed" | "red" | "ex")
+            if matches!(&*name_of(form), "ed" | "red" | "ex")
                 && let Some(body) = found
                     .redirects
                     .iter()
@@ -1363,7 +1363,7 @@ fn exported_functions(form: &[Arg]) -> Vec<(String, String)> {
 fn unseen_program_file(form: &[Arg]) -> Option<String> {
     let name = name_of(form);
     let made = |arg: &Arg| arg.text.starts_with("<(") || !arg.literal;
-    if matches!(name.as_str(), "make" | "gmake")
+    if matches!(&*name, "make" | "gmake")
         && form.windows(2).any(|pair| {
             matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile") && made(&pair[1])
         })
@@ -1398,7 +1398,7 @@ fn startup_text(name: &str, value: &str) -> Option<String> {
         return None;
     };
     let form = only.argv.as_slice();
-    (matches!(name_of(form).as_str(), "echo" | "printf") && form.iter().all(|arg| arg.literal))
+    (matches!(&*name_of(form), "echo" | "printf") && form.iter().all(|arg| arg.literal))
         .then(|| written::printed(form))
 }
 
@@ -1448,8 +1448,8 @@ fn env_chdir(form: &[Arg]) -> Option<String> {
     dir.starts_with('/').then(|| normalized_dir(&dir)).flatten()
 }
 
-fn name_of(form: &[Arg]) -> String {
-    commands::program(form).unwrap_or_default()
+fn name_of(form: &[Arg]) -> std::borrow::Cow<'_, str> {
+    commands::program_name(form).unwrap_or_default()
 }
 
 /// The code an interpreter is given on its command line (`python -c CODE`, `awk 'PROGRAM'`).

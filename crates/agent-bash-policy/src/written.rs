@@ -30,18 +30,35 @@ fn key(path: &str) -> String {
 
 /// The files (or directories, for clones and archives) `found` writes, with what they hold.
 pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(String, Content)> {
+    const WRITERS: &[&str] = &[
+        "git",
+        "scp",
+        "rsync",
+        "tar",
+        "bsdtar",
+        "unzip",
+        "cp",
+        "mv",
+        "install",
+        "ln",
+        "tee",
+        "lwp-download",
+    ];
     let mut out = Vec::new();
+    let writes_by_redirect = found.redirects.iter().any(|redirect| redirect.writes());
     for form in found.each_form() {
-        let name = commands::program(form).unwrap_or_default();
-        let downloads = commands::is_downloader(&name) || name == "lwp-download";
+        let name = commands::program_name(form).unwrap_or_default();
+        let name = name.as_ref();
+        let downloads = commands::is_downloader(name) || name == "lwp-download";
+        if !writes_by_redirect && !downloads && !WRITERS.contains(&name) {
+            continue;
+        }
         for redirect in found.redirects.iter().filter(|redirect| redirect.writes()) {
             let content = if downloads {
                 Content::Download
             } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
                 Content::Known(body)
-            } else if matches!(name.as_str(), "echo" | "printf")
-                && form.iter().all(|arg| arg.literal)
-            {
+            } else if matches!(name, "echo" | "printf") && form.iter().all(|arg| arg.literal) {
                 Content::Known(printed(form))
             } else if found.stdin == Stdin::DownloadPipe {
                 Content::Download
@@ -62,7 +79,7 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             .skip(1)
             .filter(|arg| !arg.text.starts_with('-'))
             .collect();
-        match name.as_str() {
+        match name {
             "git" if form.iter().any(|arg| arg.text == "clone") => {
                 let after: Vec<&&Arg> = operands
                     .iter()
@@ -212,6 +229,17 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
     let mut out = Vec::new();
     for form in found.each_form() {
         let Some(first) = form.first() else { continue };
+        let name = commands::program_name(form).unwrap_or_default();
+        let runs_files = first.text.contains('/')
+            || commands::is_shell(&name)
+            || commands::is_language_interpreter(&name)
+            || matches!(
+                name.as_ref(),
+                "source" | "." | "make" | "gmake" | "ssh" | "git"
+            );
+        if !runs_files {
+            continue;
+        }
         if first.literal && first.text.contains('/') {
             out.push(first.text.clone());
         }
