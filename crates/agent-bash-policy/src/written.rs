@@ -69,7 +69,7 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
         }
         if downloads {
             out.extend(
-                download_outputs(&name, form)
+                download_outputs(name, form)
                     .into_iter()
                     .map(|path| (path, Content::Download)),
             );
