@@ -156,7 +156,8 @@ impl Found {
 /// session's environment) is read with their values where nothing in the command can have
 /// changed them (see `env.rs`).
 pub(crate) fn walk(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
-    let mut found = walk_with(command, env);
+    let (mut found, bindings) = walk_with(command, env);
+    bind_values(&mut found, &bindings);
     mark_fork_bombs(&mut found);
     mark_network(&mut found);
     found
@@ -238,9 +239,17 @@ fn mark_network(found: &mut [Found]) {
     }
 }
 
-fn walk_with(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
+/// The commands of `command`, and the values its text gives variables.
+type Walked = (Vec<Found>, Vec<(String, Vec<Arg>)>);
+
+fn walk_with(command: &str, env: &HashMap<String, String>) -> Walked {
+    let plain = || {
+        let mut walker = Walker::default();
+        let found = walker.walk(command);
+        (found, walker.bindings)
+    };
     if env.is_empty() {
-        return Walker::default().walk(command);
+        return plain();
     }
     let known = KnownEnv::new(env, command);
     let mut walker = Walker {
@@ -251,9 +260,89 @@ fn walk_with(command: &str, env: &HashMap<String, String>) -> Vec<Found> {
     // A variable the text never names can still be assigned: by a sourced file or `eval`,
     // or by a builtin given a name made at run time. Before or (in a loop) after any command.
     if walker.resolved_names && found.iter().any(assigns_unnamed_variables) {
-        return Walker::default().walk(command);
+        return plain();
     }
-    found
+    (found, walker.bindings)
+}
+
+/// Reads the arguments that name a variable the text gave values (`D=~; rm -rf "$D"/src`,
+/// `for d in dist ~/src; do rm -rf "$d"; done`) and a function's positional parameters
+/// where the text calls it with literal words (`f() { rm -rf "$1"; }; f ~/src`) as each of
+/// those values, so the rules see where they point. Only arguments: a command name made of
+/// variables stays unknown. Each value may be the one bash uses, so an argument becomes one
+/// argument per value.
+fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
+    let mut calls: Vec<(String, Vec<Arg>)> = Vec::new();
+    for one in found.iter() {
+        if let Some(first) = one.argv.first().filter(|first| first.is_plain()) {
+            let label = format!("{}()", first.text);
+            if found.iter().any(|other| other.via.contains(&label)) {
+                calls.push((label, one.argv[1..].to_vec()));
+            }
+        }
+    }
+    for one in found.iter_mut() {
+        let positional: Vec<&Vec<Arg>> = calls
+            .iter()
+            .filter(|(label, _)| one.via.contains(label))
+            .map(|(_, args)| args)
+            .collect();
+        let starts = one.forms.clone();
+        let mut argv = Vec::with_capacity(one.argv.len());
+        for (index, arg) in one.argv.iter().enumerate() {
+            if arg.literal || starts.contains(&index) || !arg.text.contains('$') {
+                argv.push(arg.clone());
+                continue;
+            }
+            let mut values = vec![arg.clone()];
+            for (name, given) in bindings {
+                values = substitute(values, &[format!("${{{name}}}"), format!("${name}")], given);
+            }
+            for args in &positional {
+                for (number, given) in args.iter().enumerate().take(9) {
+                    let given = std::slice::from_ref(given);
+                    let names = [format!("${{{}}}", number + 1), format!("${}", number + 1)];
+                    values = substitute(values, &names, given);
+                }
+            }
+            argv.extend(values);
+        }
+        if argv.len() != one.argv.len() || argv.iter().zip(&one.argv).any(|(a, b)| a.text != b.text) {
+            one.argv = argv;
+            one.forms = commands::forms(&one.argv);
+        }
+    }
+}
+
+/// Each of `args` with `names` (spellings of one variable) read as each of `values`.
+fn substitute(args: Vec<Arg>, names: &[String], values: &[Arg]) -> Vec<Arg> {
+    if values.is_empty() || values.len() > 32 {
+        return args;
+    }
+    let mut out = Vec::new();
+    for arg in args {
+        let Some(name) = names.iter().find(|name| {
+            arg.text.match_indices(name.as_str()).any(|(at, _)| {
+                // `$D` in `$Dx` is another variable.
+                !arg.text[at + name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        }) else {
+            out.push(arg);
+            continue;
+        };
+        for value in values {
+            let text = arg.text.replace(name.as_str(), &value.text);
+            let literal = value.literal && !text.contains('$') && !text.contains('~');
+            out.push(Arg {
+                text,
+                literal,
+                glob: arg.glob || value.glob,
+                download: arg.download || value.download,
+                ..arg.clone()
+            });
+        }
+    }
+    out
 }
 
 /// True if the command may assign a variable whose name is not written in it: `source`,
@@ -326,6 +415,8 @@ struct Walker<'a> {
     written: Vec<(String, written::Content)>,
     /// Where the commands of each `>(…)` of the current command start and end in `out`.
     output_substitutions: Vec<(usize, usize)>,
+    /// Values the text gives variables: `D=~`, `for d in a ~/src` (see [`bind_values`]).
+    bindings: Vec<(String, Vec<Arg>)>,
 }
 
 impl Walker<'_> {
@@ -548,9 +639,11 @@ impl Walker<'_> {
                 self.cwd = cwd;
             }
             ast::CompoundCommand::ForClause(clause) => {
+                let mut values = Vec::new();
                 for value in clause.values.iter().flatten() {
-                    self.expand(&value.value);
+                    values.extend(self.expand(&value.value));
                 }
+                self.bindings.push((clause.variable_name.clone(), values));
                 self.compound_list(&clause.body.list, redirects);
             }
             ast::CompoundCommand::CaseClause(clause) => {
@@ -1005,6 +1098,11 @@ impl Walker<'_> {
         match &assignment.value {
             ast::AssignmentValue::Scalar(word) => {
                 let values = self.expand(&word.value);
+                if let ast::AssignmentName::VariableName(name) = &assignment.name
+                    && let [value] = values.as_slice()
+                {
+                    self.bindings.push((name.clone(), vec![value.clone()]));
+                }
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
                     && let Some(reason) = self.unseen_variable(name, &values)
                 {
