@@ -230,6 +230,7 @@ const DENIED_BY: &[(&str, &str)] = &[
     ("shutdown", "shutdown -h now"),
     ("kill-all", "kill -9 -1"),
     ("user-files", "rm -rf ~/.ssh"),
+    ("project-history", "rm -rf .git"),
     ("disk-write", "qemu-img convert -O raw x.qcow2 /dev/sdz"),
     ("firmware", "flashrom -p internal -w bios.rom"),
     ("kernel", "insmod ./agent-bash-test.ko"),

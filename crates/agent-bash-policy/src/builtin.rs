@@ -100,6 +100,12 @@ pub(crate) const BUILTINS: &[Builtin] = &[
         test: shutdown,
     },
     Builtin {
+        name: "project-history",
+        description: "deleting or moving .git or its objects, expiring the reflog now, deleting a shared branch's ref, a filter-branch that removes every file",
+        reason: "this destroys the project's history, which no later command can bring back",
+        test: harm::project_history,
+    },
+    Builtin {
         name: "user-files",
         description: "recursive delete, move or permission change of the home directory, a folder directly in it (~/src, ~/.ssh) or below a system directory; deleting or truncating a credential or start-up file; rsync --delete, find -exec truncate, git clean aimed there",
         reason: "this destroys the user's files outside the project (a home folder, credentials, start-up files) or the system's own files",

@@ -748,7 +748,31 @@ pub(crate) fn is_language_interpreter(name: &str) -> bool {
             .all(|byte| byte.is_ascii_digit() || byte == b'.')
     };
     [
-        "python", "perl", "ruby", "node", "php", "pypy", "nodejs", "bun", "deno", "lua",
+        "python",
+        "perl",
+        "ruby",
+        "node",
+        "php",
+        "pypy",
+        "nodejs",
+        "bun",
+        "deno",
+        "lua",
+        "luajit",
+        "tclsh",
+        "wish",
+        "julia",
+        "rscript",
+        "erl",
+        "elixir",
+        "groovy",
+        "guile",
+        "racket",
+        "jshell",
+        "scala",
+        "kotlin",
+        "osascript",
+        "pwsh",
     ]
     .iter()
     .any(|base| name.strip_prefix(base).is_some_and(version_suffix))
@@ -886,7 +910,7 @@ fn language_program_source<'a>(name: &str, form: &'a [Arg]) -> ProgramSource<'a>
         _ if name.starts_with("python") || name.starts_with("pypy") => &["-c", "-m"],
         _ if name.starts_with("perl") || name.starts_with("ruby") => &["-e", "-E"],
         _ if name.starts_with("php") => &["-r"],
-        _ => &["-e", "-p", "--eval", "--print"],
+        _ => &["-e", "-p", "--eval", "--print", "-eval", "-c"],
     };
     let mut index = 1;
     while index < form.len() {

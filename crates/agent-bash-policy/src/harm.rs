@@ -546,7 +546,37 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     }))
         }
         "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
-        "docker" | "podman" | "nerdctl" => host_into_container(form),
+        // A root shell, or the namespaces of init: root on the host.
+        "pkexec" => form
+            .iter()
+            .skip(1)
+            .any(|arg| commands::is_shell(basename(&arg.text))),
+        // A shell in init's namespaces: root on the host from inside a container.
+        "nsenter" => {
+            let init = form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-t" | "--target") && pair[1].text == "1"
+            }) || form
+                .iter()
+                .any(|arg| arg.text == "--target=1" || arg.text == "-t1");
+            let shell = commands::wrapped_command(form)
+                .and_then(|at| form.get(at))
+                .is_some_and(|program| commands::is_shell(basename(&program.text)));
+            init && shell
+        }
+        "kubectl" | "oc" => form.iter().any(|arg| {
+            let text = arg.text.replace(' ', "");
+            text.contains("\"privileged\":true")
+                || text.contains("\"hostPID\":true")
+                || text.contains("hostPath")
+                || text.contains("cluster-admin")
+        }),
+        "docker" | "podman" | "nerdctl" => {
+            host_into_container(form)
+                || form
+                    .iter()
+                    .any(|arg| matches!(arg.text.as_str(), "--pid=host" | "--userns=host"))
+                    && form.iter().any(|arg| arg.text == "--privileged")
+        }
         "passwd" => operands(form).any(|arg| arg.text == "root") || has(form, &["-d", "--delete"]),
         "ln" | "cp" | "mv" => {
             let operands: Vec<&Arg> = operands(form).collect();
@@ -571,6 +601,7 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
 /// container engine's socket (`docker run -v /:/host …`): root on the host.
 fn host_into_container(form: &[Arg]) -> bool {
     const HOST: &[&str] = &[
+        "~",
         "/",
         "/etc",
         "/root",
@@ -801,7 +832,7 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     const WRITERS: &[&str] = &[
         "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
-        "sed", "perl",
+        "sed", "perl", "find",
     ];
     if !found.redirects.iter().any(|redirect| redirect.writes())
         && form
@@ -832,6 +863,17 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
             form.iter()
                 .filter_map(|arg| arg.text.strip_prefix("of="))
                 .map(path),
+        ),
+        // `find -fprint FILE` (and -fls, -fprintf, -fprint0) empties FILE and writes it.
+        "find" => paths.extend(
+            form.windows(2)
+                .filter(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "-fprint" | "-fprint0" | "-fls" | "-fprintf"
+                    )
+                })
+                .map(|pair| spelled(&pair[1].text)),
         ),
         "sed" | "perl"
             if form
@@ -1070,7 +1112,17 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
         "firebase" => words
             .iter()
             .any(|word| word.ends_with(":delete") || *word == "firestore:delete"),
-        "dropdb" | "dropuser" => true,
+        // Dropping a database on another host (a local test database is everyday work).
+        "dropdb" | "dropuser" => {
+            form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-h" | "--host") && !is_loopback(&pair[1].text)
+            }) || form.iter().any(|arg| {
+                arg.text
+                    .strip_prefix("--host=")
+                    .is_some_and(|host| !is_loopback(host))
+            })
+        }
+        "vault" => has_word("delete") || has_word("destroy"),
         "psql" | "mysql" | "mariadb" | "sqlcmd" | "cockroach" | "clickhouse-client" => {
             words.iter().any(|word| is_destructive_sql(word))
         }
@@ -1223,8 +1275,7 @@ pub(crate) fn dev_net_host(text: &str) -> Option<&str> {
 
 /// Programs that open raw network connections and pass data either way.
 const RAW_NETWORK: &[&str] = &[
-    "nc", "ncat", "netcat", "socat", "telnet", "openssl", "busybox", "cryptcat", "pwncat", "sbd",
-    "rlwrap",
+    "nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd", "rlwrap",
 ];
 
 /// True if `form` is a shell (or a program that runs one) wired to a network connection:
@@ -1378,6 +1429,15 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     if secret_in_url(form) && hosts() {
         return true;
     }
+    // `python -m http.server` listens on every interface unless bound to loopback.
+    if form
+        .windows(2)
+        .any(|pair| pair[0].text == "-m" && pair[1].text == "http.server")
+    {
+        return !form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "--bind" | "-b") && is_loopback(&pair[1].text)
+        });
+    }
     match &*name {
         _ if commands::is_language_interpreter(&name) => form
             .iter()
@@ -1440,7 +1500,17 @@ pub(crate) fn kill_many(form: &[Arg]) -> bool {
             words.iter().any(|word| matches!(*word, "-v" | "--inverse"))
                 || words.windows(2).any(|pair| {
                     matches!(pair[0], "-u" | "-U" | "--euid" | "--uid" | "--user")
-                        && matches!(pair[1], "root" | "0")
+                        && matches!(
+                            pair[1],
+                            "root"
+                                | "0"
+                                | "$USER"
+                                | "${USER}"
+                                | "$(id -u)"
+                                | "$(whoami)"
+                                | "$(id -un)"
+                                | "$UID"
+                        )
                         || matches!(pair[0], "-P" | "--parent") && pair[1] == "1"
                 })
                 || words
@@ -1618,6 +1688,9 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             .iter()
             .any(|redirect| redirect.op == "<" && secret(&redirect.target.text));
         if redirected {
+            return true;
+        }
+        if dumps_secrets(form) {
             return true;
         }
         if matches!(&*name, "env" | "printenv")
@@ -1827,6 +1900,8 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 Place::Other => false,
             })
         }
+        // The user's scheduled jobs, all of them.
+        "crontab" => has(form, &["-r"]),
         "unlink" | "shred" | "truncate" | "wipe" | "srm" => {
             operand_list.iter().any(|arg| is_data(arg))
         }
@@ -2195,4 +2270,140 @@ pub(crate) fn sends_only_to(form: &[Arg], domains: &[&str]) -> bool {
                 .iter()
                 .any(|domain| *host == *domain || host.ends_with(&format!(".{domain}")))
         })
+}
+
+/// True if `form` prints secrets or whole databases: `kubectl get secret`, `aws configure
+/// export-credentials`, a secret manager's read, a database dump, `echo "$API_TOKEN"`, a
+/// `find` for key files, a web server publishing the home directory or a key folder.
+fn dumps_secrets(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
+    let has_word = |word: &str| words.contains(&word);
+    match words.first().map(|first| basename(first)) {
+        Some("kubectl" | "oc") => {
+            has_word("get") && words.iter().any(|word| word.starts_with("secret"))
+        }
+        Some("aws") => {
+            has_word("export-credentials")
+                || has_word("get-secret-value")
+                || (has_word("configure") && has_word("get"))
+        }
+        Some("vault") => has_word("read") || (has_word("kv") && has_word("get")),
+        Some("gcloud") => has_word("secrets") && has_word("access"),
+        Some(
+            "pg_dump" | "pg_dumpall" | "mysqldump" | "mariadb-dump" | "mongodump" | "redis-cli",
+        ) => {
+            !matches!(
+                words.first().map(|first| basename(first)),
+                Some("redis-cli")
+            ) || has_word("--rdb")
+        }
+        Some("echo" | "printf") => words.iter().skip(1).any(|word| {
+            word.split('$')
+                .skip(1)
+                .any(|var| is_secret_name(var.trim_start_matches('{')))
+        }),
+        Some("find") => words.windows(2).any(|pair| {
+            matches!(pair[0], "-name" | "-iname")
+                && [
+                    "id_rsa",
+                    "id_ed25519",
+                    "id_ecdsa",
+                    "id_*",
+                    "*.pem",
+                    "*.key",
+                    "credentials",
+                    ".netrc",
+                    ".git-credentials",
+                    "*.kdbx",
+                    ".env",
+                    "*.p12",
+                    "*.pfx",
+                ]
+                .iter()
+                .any(|secret| pair[1].trim_matches(['"', '\'']) == *secret)
+        }),
+        Some(name) if commands::is_language_interpreter(name) => {
+            words
+                .windows(2)
+                .any(|pair| pair[0] == "-m" && pair[1] == "http.server")
+                && words.iter().any(|word| {
+                    let target = path(word);
+                    target == "~"
+                        || target == "/"
+                        || SECRETS.iter().any(|place| under(&target, place))
+                })
+        }
+        _ => false,
+    }
+}
+
+/// True if `form` destroys the project's history: deletes or moves the `.git` directory or
+/// its objects, deletes the refs of a shared branch, or expires the reflog (the only way
+/// back to commits a reset dropped).
+pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let git_dir = |text: &str| {
+        let target = path(text);
+        target == ".git"
+            || target.ends_with("/.git")
+            || target.starts_with(".git/objects")
+            || target.contains("/.git/objects")
+    };
+    match &*name {
+        "rm" | "rimraf" | "shred" | "mv" => operands(form).any(|arg| git_dir(&arg.text)),
+        "find" => {
+            let deletes = form.iter().any(|arg| arg.text == "-delete")
+                || form.windows(2).any(|pair| {
+                    pair[0].text.starts_with("-exec") && basename(&pair[1].text) == "rm"
+                });
+            deletes
+                && form
+                    .iter()
+                    .any(|arg| arg.text.contains(".git/objects") || git_dir(&arg.text))
+        }
+        "git" => {
+            let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+            let after = |sub: &str| {
+                words
+                    .iter()
+                    .position(|word| *word == sub)
+                    .map(|at| &words[at + 1..])
+            };
+            let expires = after("reflog").is_some_and(|rest| {
+                rest.first() == Some(&"expire")
+                    && rest.iter().any(|word| {
+                        matches!(
+                            *word,
+                            "--expire=now"
+                                | "--expire=all"
+                                | "--expire-unreachable=now"
+                                | "--expire-unreachable=all"
+                        )
+                    })
+            });
+            let deletes_ref = after("update-ref").is_some_and(|rest| {
+                rest.first() == Some(&"-d")
+                    && rest.get(1).is_some_and(|target| {
+                        is_protected_branch(target.trim_start_matches("refs/heads/"))
+                    })
+            });
+            let deletes_branch = after("branch").is_some_and(|rest| {
+                rest.iter()
+                    .any(|word| matches!(*word, "-D" | "--delete" | "-d"))
+                    && rest
+                        .iter()
+                        .any(|word| matches!(*word, "main" | "master" | "trunk"))
+            });
+            let empties_index = after("filter-branch").is_some_and(|rest| {
+                rest.iter().any(|word| {
+                    word.contains("git rm") && (word.contains(" .") || word.contains(" *"))
+                })
+            });
+            expires || deletes_ref || deletes_branch || empties_index
+        }
+        _ => {
+            let _ = found;
+            false
+        }
+    }
 }

@@ -855,6 +855,7 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         }
     }
     commands.extend(code_deletions(code));
+    commands.extend(code_harm(code));
     commands.extend(code_execs(code));
     // A loop that forks without end is a fork bomb: said as the shell's own.
     const ENDLESS: &[&str] = &[
@@ -912,7 +913,157 @@ const HOMES: &[&str] = &[
     "\"~\"",
     "'~'",
     "$HOME",
+    "home-dir",
+    "user_home",
+    "homedir",
+    "Deno.env.get('HOME')",
+    "Deno.env.get(\"HOME\")",
+    "$env(HOME)",
+    "os.getenv(\"HOME\")",
+    "\"~/",
+    "'~/",
 ];
+
+/// Harm interpreter code does by itself, said as the shell command it amounts to so the
+/// rules judge it: every process signalled (`os.kill(-1, …)`), the home directory deleted
+/// by any deletion call, a start-up, credential or system file written, and the string
+/// literals handed to a shell where the code runs one (`os:cmd("…")`, `"…".execute()`).
+fn code_harm(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    if [
+        "kill(-1",
+        "kill9,-1",
+        "kill(:KILL,-1",
+        "kill('KILL',-1",
+        "kill(-1,",
+        ".kill(-1",
+    ]
+    .iter()
+    .any(|form| compact.contains(form))
+        || (compact.contains("kill") && compact.contains(",-1)"))
+    {
+        found.push("kill -9 -1".to_owned());
+    }
+    let opens_to_write = [",'a')", ",\"a\")", ",'w')", ",\"w\")", ",'ab')", ",'wb')"]
+        .iter()
+        .any(|mode| compact.contains(mode));
+    const WRITING: &[&str] = &[
+        "write",
+        "append",
+        "file_put_contents",
+        "copy(",
+        "File.new",
+        "fputs",
+    ];
+    const PLACES: &[&str] = &[
+        ".bashrc",
+        ".profile",
+        ".zshrc",
+        ".bash_profile",
+        "authorized_keys",
+        "/etc/sudoers",
+        "/etc/passwd",
+        "/etc/shadow",
+        "/etc/crontab",
+        "ld.so.preload",
+        "/etc/hosts",
+    ];
+    let named = |place: &&&str| {
+        ['"', '\'', '`', ')']
+            .iter()
+            .any(|end| code.contains(&format!("{place}{end}")))
+    };
+    if (opens_to_write || WRITING.iter().any(|call| code.contains(call)))
+        && let Some(place) = PLACES.iter().find(named)
+    {
+        let target = if place.starts_with('/') {
+            (*place).to_owned()
+        } else if *place == "authorized_keys" {
+            "~/.ssh/authorized_keys".to_owned()
+        } else {
+            format!("~/{place}")
+        };
+        found.push(format!("cp /dev/null {target}"));
+    }
+    const SHELLING: &[&str] = &[
+        "os:cmd(",
+        ".execute()",
+        "(system ",
+        "system(",
+        "Bun.$`",
+        "$`",
+        "exec(",
+        "execSync(",
+        "spawn(",
+        "popen(",
+        "os.execute(",
+        "shell(",
+        "run(`",
+        "Process.run(",
+        "Command(",
+        "process-run",
+        "run-program",
+    ];
+    if SHELLING.iter().any(|call| code.contains(call)) {
+        for literal in string_literals(code) {
+            let first = literal.split_whitespace().next().unwrap_or("");
+            if matches!(
+                first,
+                "rm" | "sh"
+                    | "bash"
+                    | "curl"
+                    | "wget"
+                    | "shutdown"
+                    | "reboot"
+                    | "mkfs"
+                    | "dd"
+                    | "chmod"
+                    | "chown"
+                    | "kill"
+                    | "pkill"
+                    | "killall"
+                    | "crontab"
+                    | "nc"
+                    | "halt"
+                    | "poweroff"
+            ) {
+                // `"rm -rf " + homedir()`: the literal's end is a home directory.
+                let mut script = literal.clone();
+                if literal.ends_with(' ') && HOMES.iter().any(|home| code.contains(home)) {
+                    script.push('~');
+                }
+                found.push(script);
+            }
+        }
+        // Backquoted templates (`Bun.$\`rm -rf ~\``) hold shell text too.
+        for part in code.split('`').skip(1).step_by(2) {
+            if !part.is_empty() {
+                found.push(part.replace("${", "$(").replace('}', ")"));
+            }
+        }
+    }
+    found
+}
+
+/// The contents of the string literals in `code` (`'…'` and `"…"`).
+fn string_literals(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' || c == '"' {
+            let mut literal = String::new();
+            for inner in chars.by_ref() {
+                if inner == c {
+                    break;
+                }
+                literal.push(inner);
+            }
+            out.push(literal);
+        }
+    }
+    out
+}
 
 /// Recursive deletions in interpreter code (`shutil.rmtree(Path.home())`), said as the `rm
 /// -r` they amount to, so the deletion rules judge their target.
@@ -931,6 +1082,17 @@ fn code_deletions(code: &str) -> Vec<String> {
         "Deno.remove(",
         "unlinkSync(",
         "os.removedirs(",
+        "rm(",
+        "unlink(",
+        "unlink ",
+        "rm_rf!(",
+        "delete-directory/files ",
+        "(delete-directory ",
+        "file delete ",
+        "Deno.remove(",
+        "os.remove(",
+        "os.rmdir(",
+        "FileUtils.rm_r(",
     ];
 
     let mut found = Vec::new();

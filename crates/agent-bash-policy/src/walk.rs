@@ -272,46 +272,92 @@ fn walk_with(command: &str, env: &HashMap<String, String>) -> Walked {
 /// variables stays unknown. Each value may be the one bash uses, so an argument becomes one
 /// argument per value.
 fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
-    let mut calls: Vec<(String, Vec<Arg>)> = Vec::new();
+    if bindings.is_empty()
+        && !found
+            .iter()
+            .any(|one| one.via.iter().any(|via| via.ends_with("()")))
+    {
+        return;
+    }
+    let mut by_name: HashMap<&str, Vec<&Arg>> = HashMap::new();
+    for (name, values) in bindings {
+        by_name.entry(name.as_str()).or_default().extend(values);
+    }
+    let labels: std::collections::HashSet<&str> = found
+        .iter()
+        .flat_map(|one| one.via.iter().map(String::as_str))
+        .filter(|via| via.ends_with("()"))
+        .collect();
+    let mut calls: HashMap<String, Vec<Vec<Arg>>> = HashMap::new();
     for one in found.iter() {
         if let Some(first) = one.argv.first().filter(|first| first.is_plain()) {
             let label = format!("{}()", first.text);
-            if found.iter().any(|other| other.via.contains(&label)) {
-                calls.push((label, one.argv[1..].to_vec()));
+            if labels.contains(label.as_str()) {
+                calls.entry(label).or_default().push(one.argv[1..].to_vec());
             }
         }
     }
     for one in found.iter_mut() {
-        let positional: Vec<&Vec<Arg>> = calls
+        let positional: Vec<&Vec<Arg>> = one
+            .via
             .iter()
-            .filter(|(label, _)| one.via.contains(label))
-            .map(|(_, args)| args)
+            .filter_map(|via| calls.get(via))
+            .flatten()
             .collect();
-        let starts = one.forms.clone();
+        let mut changed = false;
         let mut argv = Vec::with_capacity(one.argv.len());
         for (index, arg) in one.argv.iter().enumerate() {
-            if arg.literal || starts.contains(&index) || !arg.text.contains('$') {
+            if arg.literal || one.forms.contains(&index) || !arg.text.contains('$') {
                 argv.push(arg.clone());
                 continue;
             }
             let mut values = vec![arg.clone()];
-            for (name, given) in bindings {
-                values = substitute(values, &[format!("${{{name}}}"), format!("${name}")], given);
-            }
-            for args in &positional {
-                for (number, given) in args.iter().enumerate().take(9) {
-                    let given = std::slice::from_ref(given);
-                    let names = [format!("${{{}}}", number + 1), format!("${}", number + 1)];
-                    values = substitute(values, &names, given);
+            for name in variables_named(&arg.text) {
+                if let Some(given) = by_name.get(name) {
+                    let given: Vec<Arg> = given.iter().map(|arg| (*arg).clone()).collect();
+                    values = substitute(
+                        values,
+                        &[format!("${{{name}}}"), format!("${name}")],
+                        &given,
+                    );
+                } else if let Ok(number) = name.parse::<usize>()
+                    && (1..=9).contains(&number)
+                {
+                    let given: Vec<Arg> = positional
+                        .iter()
+                        .filter_map(|args| args.get(number - 1).cloned())
+                        .collect();
+                    values = substitute(
+                        values,
+                        &[format!("${{{name}}}"), format!("${name}")],
+                        &given,
+                    );
                 }
             }
+            changed |= values.len() != 1 || values[0].text != arg.text;
             argv.extend(values);
         }
-        if argv.len() != one.argv.len() || argv.iter().zip(&one.argv).any(|(a, b)| a.text != b.text) {
+        if changed {
             one.argv = argv;
             one.forms = commands::forms(&one.argv);
         }
     }
+}
+
+/// The names of the variables `$NAME` and `${NAME}` expanded in `text`.
+fn variables_named(text: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    for (at, _) in text.match_indices('$') {
+        let rest = &text[at + 1..];
+        let rest = rest.strip_prefix('{').unwrap_or(rest);
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if end > 0 {
+            names.push(&rest[..end]);
+        }
+    }
+    names
 }
 
 /// Each of `args` with `names` (spellings of one variable) read as each of `values`.
@@ -324,7 +370,8 @@ fn substitute(args: Vec<Arg>, names: &[String], values: &[Arg]) -> Vec<Arg> {
         let Some(name) = names.iter().find(|name| {
             arg.text.match_indices(name.as_str()).any(|(at, _)| {
                 // `$D` in `$Dx` is another variable.
-                !arg.text[at + name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                !arg.text[at + name.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             })
         }) else {
             out.push(arg);
@@ -871,6 +918,22 @@ impl Walker<'_> {
                     .filter_map(|line| line.trim_start().strip_prefix('!'))
                 {
                     scripts.push((line.to_owned(), "ed !".to_owned(), None));
+                }
+            }
+            // `declare -n r=HOME`: `$r` is `$HOME`.
+            if matches!(&*name_of(form), "declare" | "local" | "typeset")
+                && form
+                    .iter()
+                    .any(|arg| arg.text.starts_with('-') && arg.text.contains('n'))
+            {
+                for arg in form.iter().skip(1).filter(|arg| arg.literal) {
+                    if let Some((name, target)) = arg.text.split_once('=') {
+                        let value = Arg {
+                            text: format!("${target}"),
+                            ..Arg::default()
+                        };
+                        self.bindings.push((name.to_owned(), vec![value]));
+                    }
                 }
             }
             if let Some(reason) = unseen_program_file(form) {

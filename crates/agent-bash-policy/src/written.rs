@@ -205,6 +205,18 @@ fn download_outputs(name: &str, form: &[Arg]) -> Vec<String> {
     {
         out.extend(url_name());
     }
+    // `aria2c -d DIR -o NAME` writes DIR/NAME.
+    if name == "aria2c"
+        && let Some(dir) = form
+            .windows(2)
+            .find(|pair| matches!(pair[0].text.as_str(), "-d" | "--dir"))
+    {
+        let dir = key(&dir[1].text);
+        out = out
+            .into_iter()
+            .map(|file| format!("{dir}/{file}"))
+            .collect();
+    }
     if name == "lwp-download" {
         out.extend(form.get(2).map(|arg| key(&arg.text)));
     }

@@ -182,6 +182,7 @@ fn builtin_rules_list_every_rule_by_a_stable_name() {
             "chmod-root",
             "download-to-shell",
             "shutdown",
+            "project-history",
             "user-files",
             "disk-write",
             "firmware",
