@@ -10,7 +10,11 @@ use crate::words::Arg;
 /// The name a rule or built-in sees for a command word: its last path component
 /// (`/usr/bin/rm` is `rm`).
 pub(crate) fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    // A byte scan: the rules ask for names many times a command, and names are short.
+    match word.bytes().rposition(|byte| byte == b'/') {
+        Some(at) => &word[at + 1..],
+        None => word,
+    }
 }
 
 /// The lower-cased basename of `argv[0]` when it is a plain literal word.
@@ -743,39 +747,36 @@ const SHELLS: &[&str] = &[
 /// Interpreters of other languages, which run a program read from their input when given
 /// none (`curl … | python3`).
 pub(crate) fn is_language_interpreter(name: &str) -> bool {
-    let version_suffix = |rest: &str| {
-        rest.bytes()
-            .all(|byte| byte.is_ascii_digit() || byte == b'.')
-    };
-    [
-        "python",
-        "perl",
-        "ruby",
-        "node",
-        "php",
-        "pypy",
-        "nodejs",
-        "bun",
-        "deno",
-        "lua",
-        "luajit",
-        "tclsh",
-        "wish",
-        "julia",
-        "rscript",
-        "erl",
-        "elixir",
-        "groovy",
-        "guile",
-        "racket",
-        "jshell",
-        "scala",
-        "kotlin",
-        "osascript",
-        "pwsh",
-    ]
-    .iter()
-    .any(|base| name.strip_prefix(base).is_some_and(version_suffix))
+    // A version may follow the name (`python3.12`).
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    matches!(
+        base,
+        "python"
+            | "perl"
+            | "ruby"
+            | "node"
+            | "php"
+            | "pypy"
+            | "nodejs"
+            | "bun"
+            | "deno"
+            | "lua"
+            | "luajit"
+            | "tclsh"
+            | "wish"
+            | "julia"
+            | "rscript"
+            | "erl"
+            | "elixir"
+            | "groovy"
+            | "guile"
+            | "racket"
+            | "jshell"
+            | "scala"
+            | "kotlin"
+            | "osascript"
+            | "pwsh"
+    )
 }
 
 pub(crate) fn is_shell(name: &str) -> bool {

@@ -950,6 +950,22 @@ const ESSENTIAL_PACKAGES: &[&str] = &[
 /// manager's safety checks forced off.
 pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
+    if !matches!(
+        &*name,
+        "apt"
+            | "apt-get"
+            | "aptitude"
+            | "yum"
+            | "dnf"
+            | "zypper"
+            | "microdnf"
+            | "dpkg"
+            | "rpm"
+            | "pacman"
+            | "apk"
+    ) {
+        return false;
+    }
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let removes = match &*name {
         "apt" | "apt-get" | "aptitude" | "yum" | "dnf" | "zypper" | "microdnf" => {
@@ -1012,6 +1028,60 @@ fn is_protected_branch(name: &str) -> bool {
 /// repository, release, cloud resource, bucket or database deleted.
 pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
+    const NAMES: &[&str] = &[
+        "git",
+        "terraform",
+        "tofu",
+        "terragrunt",
+        "pulumi",
+        "gh",
+        "kubectl",
+        "oc",
+        "helm",
+        "aws",
+        "gsutil",
+        "gcloud",
+        "az",
+        "doctl",
+        "linode-cli",
+        "hcloud",
+        "scw",
+        "heroku",
+        "fly",
+        "flyctl",
+        "vercel",
+        "netlify",
+        "glab",
+        "etcdctl",
+        "consul",
+        "curl",
+        "http",
+        "https",
+        "xh",
+        "firebase",
+        "dropdb",
+        "dropuser",
+        "vault",
+        "psql",
+        "mysql",
+        "mariadb",
+        "sqlcmd",
+        "cockroach",
+        "clickhouse-client",
+        "mongo",
+        "mongosh",
+        "redis-cli",
+        "valkey-cli",
+        "keydb-cli",
+        "npm",
+        "pnpm",
+        "yarn",
+        "s3cmd",
+        "rclone",
+    ];
+    if !NAMES.contains(&&*name) {
+        return false;
+    }
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let has_word = |word: &str| words.contains(&word);
     match &*name {
@@ -1230,6 +1300,9 @@ fn git_push_destroys(words: &[&str]) -> bool {
 pub(crate) fn remote_ask(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = name(form);
+        if !matches!(&*name, "git" | "helm" | "docker" | "podman" | "cargo") {
+            return None;
+        }
         let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
         let reason = match &*name {
             "git" => {
@@ -1489,6 +1562,9 @@ fn sends_to_remote(form: &[Arg]) -> bool {
 /// children of init (`pkill -P 1`).
 pub(crate) fn kill_many(form: &[Arg]) -> bool {
     let name = name(form);
+    if !matches!(&*name, "kill" | "pkill" | "killall") {
+        return false;
+    }
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     let matches_everything =
         |pattern: &str| matches!(pattern, "." | ".*" | "^" | "" | ".+" | "^.*$" | "$");
@@ -1528,6 +1604,29 @@ pub(crate) fn kill_many(form: &[Arg]) -> bool {
 /// machine off or restart it (`busctl call … Reboot`, `ipmitool chassis power off`).
 pub(crate) fn power(form: &[Arg]) -> bool {
     let name = name(form);
+    const NAMES: &[&str] = &[
+        "dbus-send",
+        "busctl",
+        "gdbus",
+        "qdbus",
+        "ipmitool",
+        "rtcwake",
+        "uhubctl",
+        "flash_erase",
+        "flashcp",
+        "nandwrite",
+        "mtd_debug",
+        "zpool",
+        "zfs",
+        "vgremove",
+        "lvremove",
+        "pvremove",
+        "dmsetup",
+        "mdadm",
+    ];
+    if !NAMES.contains(&&*name) {
+        return false;
+    }
     let text = form
         .iter()
         .skip(1)
@@ -1670,8 +1769,42 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
     found.each_form().any(|form| {
         let name = name(form);
         let secret = |text: &str| {
-            // Most words name no place at all: cheap words first.
-            if !text.contains(['/', '~', '$', '.']) {
+            // Most words name no credential at all: cheap words first.
+            const HINTS: &[&str] = &[
+                ".ssh",
+                ".aws",
+                "netrc",
+                "credentials",
+                ".kube",
+                ".docker",
+                "/gh",
+                ".npmrc",
+                ".pypirc",
+                ".gnupg",
+                ".password-store",
+                "gcloud",
+                ".azure",
+                ".terraform",
+                ".vault",
+                ".pgpass",
+                ".my.cnf",
+                "keyrings",
+                "/hub",
+                ".m2",
+                "rclone",
+                ".s3cfg",
+                ".boto",
+                ".oci",
+                "history",
+                ".mozilla",
+                "chrome",
+                "shadow",
+                "ssh_host",
+                "environ",
+                ".env",
+                "identity",
+            ];
+            if !HINTS.iter().any(|hint| text.contains(hint)) {
                 return false;
             }
             let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
@@ -2276,6 +2409,27 @@ pub(crate) fn sends_only_to(form: &[Arg], domains: &[&str]) -> bool {
 /// export-credentials`, a secret manager's read, a database dump, `echo "$API_TOKEN"`, a
 /// `find` for key files, a web server publishing the home directory or a key folder.
 fn dumps_secrets(form: &[Arg]) -> bool {
+    let first = form.first().map(|arg| basename(&arg.text)).unwrap_or("");
+    let interesting = matches!(
+        first,
+        "kubectl"
+            | "oc"
+            | "aws"
+            | "vault"
+            | "gcloud"
+            | "pg_dump"
+            | "pg_dumpall"
+            | "mysqldump"
+            | "mariadb-dump"
+            | "mongodump"
+            | "redis-cli"
+            | "echo"
+            | "printf"
+            | "find"
+    ) || commands::is_language_interpreter(first);
+    if !interesting {
+        return false;
+    }
     let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
     let has_word = |word: &str| words.contains(&word);
     match words.first().map(|first| basename(first)) {

@@ -298,6 +298,13 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
         }
     }
     for one in found.iter_mut() {
+        if !one
+            .argv
+            .iter()
+            .any(|arg| !arg.literal && arg.text.contains('$'))
+        {
+            continue;
+        }
         let positional: Vec<&Vec<Arg>> = one
             .via
             .iter()
