@@ -1,6 +1,10 @@
 //! The blind red team's corpus (`tests/redteam/*.tsv`): command lines written by someone who
 //! had not read the policy's code, in forms no rule was written against, with ordinary
-//! developer commands that look like them. One case a line, tab-separated: the decision it
+//! developer commands that look like them. Four files, by four writers: the first two
+//! (hidden programs to runners; options to remote systems) were written before the policy's
+//! tables and families and guided them; the last two (attacks disguised as ordinary work;
+//! rare tools and bash corners) were written afterwards and measured blind before any rule
+//! looked at them. One case a line, tab-separated: the decision it
 //! must get (`deny`; `ask`, which a `deny` also satisfies; `allow`), the command (`⏎` stands
 //! for a newline), and the bash behaviour it relies on. `#` lines are sections.
 //!
@@ -17,7 +21,12 @@ use std::collections::BTreeSet;
 
 use agent_bash_policy::{Decision, Policy};
 
-const FILES: [&str; 2] = ["hidden-program-to-runners.tsv", "options-to-remote.tsv"];
+const FILES: [&str; 4] = [
+    "hidden-program-to-runners.tsv",
+    "options-to-remote.tsv",
+    "blind-disguised.tsv",
+    "blind-rare-tools.tsv",
+];
 
 /// How a case fared.
 fn outcome(expected: &str, got: Decision) -> &'static str {
