@@ -1,0 +1,336 @@
+//! The user's files and the project's history: home folders, credentials and start-up files
+//! destroyed, system files deleted, `.git` removed.
+
+use super::remote::is_protected_branch;
+use super::*;
+
+/// Folders of the home directory that only hold caches, which tools delete as a matter of
+/// course (`rm -rf ~/.cache/pip`).
+const CACHES: &[&str] = &[
+    "~/.cache",
+    "~/.npm",
+    "~/.yarn",
+    "~/.pnpm-store",
+    "~/.gradle",
+    "~/.m2",
+    "~/.nuget",
+    "~/.bun",
+    "~/.deno",
+    "~/.node-gyp",
+    "~/.cargo/registry",
+    "~/.cargo/git",
+    "~/.rustup/tmp",
+    "~/go/pkg",
+    "~/.pyenv/cache",
+    "~/.tmp",
+    "~/tmp",
+    "~/.local/share/Trash",
+    "~/.ccache",
+    "~/.sbt",
+    "~/.ivy2",
+    "~/.conda/pkgs",
+    "~/.expo",
+    "~/.android/cache",
+    "~/.vscode-server",
+    "~/.local/share/pnpm",
+    "~/.parcel-cache",
+    "~/.turbo",
+    "~/.next",
+];
+
+/// Where a path argument points, as the deletion family sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// The home directory, a folder directly in it (`~/src`, `~/.ssh`), a credential or a
+    /// start-up file, another user's home.
+    UserData,
+    /// Below a system directory (`/usr/lib/python3*`, `/var/www`, `/etc/nginx`).
+    System,
+    Other,
+}
+
+fn place(found: &Found, arg: &Arg) -> Place {
+    let spelled = crate::builtin::home_spellings(&arg.text);
+    let mut text = spelled.into_owned();
+    if let Some(dir) = &found.cwd
+        && !text.starts_with(['/', '~', '$'])
+    {
+        text = format!("{dir}/{text}");
+    }
+    let target = path(&text);
+    if target.contains('$') || target.contains('`') {
+        return Place::Other;
+    }
+    let target = home_of_someone(&target);
+    if CACHES.iter().any(|cache| under(&target, cache)) {
+        return Place::Other;
+    }
+    if let Some(rest) = target.strip_prefix("~/") {
+        let secret = SECRETS
+            .iter()
+            .chain(STARTUP_FILES)
+            .any(|place| under(&target, place));
+        return if secret || !rest.contains('/') {
+            Place::UserData
+        } else {
+            Place::Other
+        };
+    }
+    if target == "~" {
+        return Place::UserData;
+    }
+    let parts: Vec<&str> = target.trim_start_matches('/').split('/').collect();
+    let system = match parts.as_slice() {
+        ["usr", "local", ..] | ["var", "tmp", ..] | ["var", "cache", ..] | ["tmp", ..] => false,
+        ["var", "lib", "apt", "lists", ..] | ["var", "log", ..] | ["opt", ..] | ["mnt", ..] => {
+            false
+        }
+        ["dev", "shm", ..]
+        | ["run", "user", ..]
+        | ["media", ..]
+        | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
+        [first, _, ..] => crate::builtin::is_system_dir(first),
+        _ => false,
+    };
+    if system { Place::System } else { Place::Other }
+}
+
+/// True if `form` destroys the user's files outside the project or the system's: a
+/// recursive delete, move or permission change of the home directory or a folder directly
+/// in it, of a credential or start-up file, or of anything below a system directory;
+/// `find` from there running a destroyer; `rsync --delete` into there; `git clean` with a
+/// work tree there.
+pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let is_data = |arg: &Arg| place(found, arg) != Place::Other;
+    let recursive = has(form, &["-r", "-R", "--recursive"]);
+    let operand_list: Vec<&Arg> = operands(form).collect();
+    match &*name {
+        "rm" | "rimraf" | "del" | "del-cli" | "trash" | "trash-put" | "gio" => {
+            operand_list.iter().any(|arg| match place(found, arg) {
+                Place::UserData => {
+                    let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+                    recursive
+                        || name != "rm"
+                        || SECRETS
+                            .iter()
+                            .chain(STARTUP_FILES)
+                            .any(|place| under(&target, place))
+                }
+                Place::System => recursive,
+                Place::Other => false,
+            })
+        }
+        // The user's scheduled jobs, all of them.
+        "crontab" => has(form, &["-r"]),
+        "unlink" | "shred" | "truncate" | "wipe" | "srm" => {
+            operand_list.iter().any(|arg| is_data(arg))
+        }
+        "chmod" | "chown" | "chgrp" | "setfacl" | "chattr" => {
+            recursive && operand_list.iter().skip(1).any(|arg| is_data(arg))
+        }
+        // Moving the home directory, or its credentials out of it (a backup beside the file
+        // is everyday work).
+        "mv" => {
+            let target_outside = form
+                .windows(2)
+                .find(|pair| matches!(pair[0].text.as_str(), "-t" | "--target-directory"))
+                .map(|pair| &pair[1])
+                .or(operand_list.last().copied())
+                .is_some_and(|target| {
+                    !path(&crate::builtin::home_spellings(&target.text)).starts_with('~')
+                });
+            operand_list.iter().any(|arg| {
+                let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+                target == "~"
+                    || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
+            })
+        }
+        "rsync" => {
+            let deletes = form
+                .iter()
+                .any(|arg| arg.text.starts_with("--delete") || arg.text == "--remove-source-files");
+            deletes
+                && operand_list
+                    .iter()
+                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+        }
+        "tar" | "bsdtar" => {
+            form.iter().any(|arg| arg.text == "--remove-files")
+                && operand_list.iter().any(|arg| is_data(arg))
+        }
+        "zip" => {
+            let moves = has(form, &["-m", "--move"])
+                || form.iter().any(|arg| {
+                    arg.text.starts_with('-')
+                        && !arg.text.starts_with("--")
+                        && arg.text.contains('m')
+                });
+            moves && operand_list.iter().any(|arg| is_data(arg))
+        }
+        "git" => {
+            let cleans = form.iter().any(|arg| arg.text == "clean");
+            let tree_value = |arg: &Arg| {
+                arg.text
+                    .strip_prefix("--work-tree=")
+                    .or_else(|| arg.text.strip_prefix("--git-dir="))
+                    .map(|value| Arg {
+                        text: value.to_owned(),
+                        ..arg.clone()
+                    })
+            };
+            let in_home = form
+                .iter()
+                .filter_map(tree_value)
+                .chain(
+                    form.windows(2)
+                        .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--work-tree"))
+                        .map(|pair| pair[1].clone()),
+                )
+                .any(|tree| place(found, &tree) == Place::UserData);
+            cleans && in_home
+        }
+        "find" => {
+            let start: Vec<&Arg> = form
+                .iter()
+                .skip(1)
+                .take_while(|arg| !arg.text.starts_with('-') && arg.text != "(" && arg.text != "!")
+                .collect();
+            let destroys = form.windows(2).any(|pair| {
+                matches!(
+                    pair[0].text.as_str(),
+                    "-exec" | "-execdir" | "-ok" | "-okdir"
+                ) && matches!(
+                    basename(&pair[1].text),
+                    "truncate" | "shred" | "chmod" | "chown" | "mv" | "dd" | "wipe" | "unlink"
+                )
+            });
+            destroys
+                && start
+                    .iter()
+                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+        }
+        "dd" => form
+            .iter()
+            .filter_map(|arg| arg.text.strip_prefix("of="))
+            .any(|target| place(found, &Arg::literal(target)) == Place::UserData),
+        "cp" | "install" => {
+            operand_list
+                .first()
+                .is_some_and(|source| source.text == "/dev/null")
+                && operand_list
+                    .last()
+                    .is_some_and(|target| place(found, target) == Place::UserData)
+        }
+        _ => false,
+    }
+}
+
+/// A reason to ask when a recursive delete's target climbs out of a directory known only at
+/// run time (`rm -rf "$PWD/../../.."`): where it lands cannot be seen.
+pub(crate) fn climbs_out(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let name = name(form);
+        let destroys = matches!(&*name, "rm" | "rimraf") && has(form, &["-r", "-R", "--recursive"])
+            || matches!(&*name, "chmod" | "chown" | "chgrp") && has(form, &["-R", "--recursive"]);
+        let climbing = operands(form)
+            .find(|arg| !arg.literal && arg.text.trim_end_matches('/').ends_with("/.."))?;
+        destroys.then(|| {
+            format!(
+                "`{}` climbs out of a directory known only at run time",
+                climbing.text
+            )
+        })
+    })
+}
+
+/// A reason to ask for a recursive delete of the working directory or the previous one
+/// (`rm -rf "$PWD"`, `rm -rf "$OLDPWD"`): the project itself, or a place known at run time.
+pub(crate) fn deletes_working_directory(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let recursive = name(form) == "rm" && has(form, &["-r", "-R", "--recursive"]);
+        let operand = operands(form).find(|arg| {
+            matches!(
+                arg.text.trim_end_matches('/'),
+                "$PWD" | "${PWD}" | "$OLDPWD" | "${OLDPWD}" | "~+" | "~-"
+            )
+        })?;
+        recursive.then(|| {
+            format!(
+                "`{}` is a working directory: the project itself, or one known only at run time",
+                operand.text
+            )
+        })
+    })
+}
+
+/// True if `form` destroys the project's history: deletes or moves the `.git` directory or
+/// its objects, deletes the refs of a shared branch, or expires the reflog (the only way
+/// back to commits a reset dropped).
+pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let git_dir = |text: &str| {
+        let target = path(text);
+        target == ".git"
+            || target.ends_with("/.git")
+            || target.starts_with(".git/objects")
+            || target.contains("/.git/objects")
+    };
+    match &*name {
+        "rm" | "rimraf" | "shred" | "mv" => operands(form).any(|arg| git_dir(&arg.text)),
+        "find" => {
+            let deletes = form.iter().any(|arg| arg.text == "-delete")
+                || form.windows(2).any(|pair| {
+                    pair[0].text.starts_with("-exec") && basename(&pair[1].text) == "rm"
+                });
+            deletes
+                && form
+                    .iter()
+                    .any(|arg| arg.text.contains(".git/objects") || git_dir(&arg.text))
+        }
+        "git" => {
+            let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+            let after = |sub: &str| {
+                words
+                    .iter()
+                    .position(|word| *word == sub)
+                    .map(|at| &words[at + 1..])
+            };
+            let expires = after("reflog").is_some_and(|rest| {
+                rest.first() == Some(&"expire")
+                    && rest.iter().any(|word| {
+                        matches!(
+                            *word,
+                            "--expire=now"
+                                | "--expire=all"
+                                | "--expire-unreachable=now"
+                                | "--expire-unreachable=all"
+                        )
+                    })
+            });
+            let deletes_ref = after("update-ref").is_some_and(|rest| {
+                rest.first() == Some(&"-d")
+                    && rest.get(1).is_some_and(|target| {
+                        is_protected_branch(target.trim_start_matches("refs/heads/"))
+                    })
+            });
+            let deletes_branch = after("branch").is_some_and(|rest| {
+                rest.iter()
+                    .any(|word| matches!(*word, "-D" | "--delete" | "-d"))
+                    && rest
+                        .iter()
+                        .any(|word| matches!(*word, "main" | "master" | "trunk"))
+            });
+            let empties_index = after("filter-branch").is_some_and(|rest| {
+                rest.iter().any(|word| {
+                    word.contains("git rm") && (word.contains(" .") || word.contains(" *"))
+                })
+            });
+            expires || deletes_ref || deletes_branch || empties_index
+        }
+        _ => {
+            let _ = found;
+            false
+        }
+    }
+}

