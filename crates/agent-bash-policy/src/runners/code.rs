@@ -354,21 +354,7 @@ fn code_execs(code: &str) -> Vec<String> {
                 continue;
             };
             let list = rest[close + 1..].split(';').next().unwrap_or("");
-            let mut words = vec![Arg::literal(program)];
-            for item in split_top_level(list).into_iter().skip(1) {
-                let item = item.trim();
-                match string_literal(item) {
-                    Some(word) => words.push(Arg::literal(word)),
-                    None if HOMES.iter().any(|home| item.contains(home)) => {
-                        words.push(Arg::literal("~"))
-                    }
-                    None => words.push(Arg {
-                        text: "$(value)".to_owned(),
-                        ..Arg::default()
-                    }),
-                }
-            }
-            found.push(quote_join(&words).replace("'~'", "~"));
+            found.push(exec_command(program, list));
         }
     }
     for call in ["os.execvp(", "os.execv(", "os.execve(", "os.execvpe("] {
@@ -386,24 +372,28 @@ fn code_execs(code: &str) -> Vec<String> {
                 continue;
             };
             let list = until_close(&after[open + 1..]);
-            let mut words = vec![Arg::literal(program)];
-            for item in split_top_level(list).into_iter().skip(1) {
-                let item = item.trim();
-                match string_literal(item) {
-                    Some(word) => words.push(Arg::literal(word)),
-                    None if HOMES.iter().any(|home| item.contains(home)) => {
-                        words.push(Arg::literal("~"))
-                    }
-                    None => words.push(Arg {
-                        text: "$(value)".to_owned(),
-                        ..Arg::default()
-                    }),
-                }
-            }
-            found.push(quote_join(&words).replace("'~'", "~"));
+            found.push(exec_command(program, list));
         }
     }
     found
+}
+
+/// The command an exec call runs: `program`, then the items of `list` but the first (the
+/// name the program is told it has), home directories read as `~`, other values unknown.
+fn exec_command(program: String, list: &str) -> String {
+    let mut words = vec![Arg::literal(program)];
+    for item in split_top_level(list).into_iter().skip(1) {
+        let item = item.trim();
+        words.push(match string_literal(item) {
+            Some(word) => Arg::literal(word),
+            None if HOMES.iter().any(|home| item.contains(home)) => Arg::literal("~"),
+            None => Arg {
+                text: "$(value)".to_owned(),
+                ..Arg::default()
+            },
+        });
+    }
+    quote_join(&words).replace("'~'", "~")
 }
 
 /// The text up to the bracket that closes the one opened just before `rest`.
