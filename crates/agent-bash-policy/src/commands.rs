@@ -1259,12 +1259,23 @@ pub(crate) fn option_scripts(form: &[Arg]) -> Vec<Launch> {
             _ => runs_variable(&key.to_ascii_uppercase()),
         };
         if runs {
-            // `alias.x=!cmd` and `credential.helper=!cmd` run `cmd` with the shell.
-            let script = value.strip_prefix('!').unwrap_or(value);
-            scripts.push(launch(script, &format!("{name} {key}")));
+            scripts.push(launch(
+                &git_value_script(&key, value),
+                &format!("{name} {key}"),
+            ));
         }
     }
     scripts
+}
+
+/// The script a configuration value runs: `!cmd` runs `cmd` with the shell; an alias without
+/// `!` runs git with its words (`alias.ship='push --force origin HEAD:main'`).
+pub(crate) fn git_value_script(key: &str, value: &str) -> String {
+    match value.strip_prefix('!') {
+        Some(script) => script.to_owned(),
+        None if key.starts_with("alias.") => format!("git {value}"),
+        None => value.to_owned(),
+    }
 }
 
 /// The `(key, value)` option pairs of `form` that may name a command: `-o K=V`/`-oK V` for

@@ -376,9 +376,10 @@ fn substitute(args: Vec<Arg>, names: &[String], values: &[Arg]) -> Vec<Arg> {
     for arg in args {
         let Some(name) = names.iter().find(|name| {
             arg.text.match_indices(name.as_str()).any(|(at, _)| {
-                // `$D` in `$Dx` is another variable.
-                !arg.text[at + name.len()..]
-                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                // `$D` in `$Dx` is another variable (`${D}x` is not).
+                name.ends_with('}')
+                    || !arg.text[at + name.len()..]
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             })
         }) else {
             out.push(arg);
@@ -908,6 +909,16 @@ impl Walker<'_> {
             );
             for (script, label) in exported_functions(form) {
                 scripts.push((script, label, None));
+            }
+            if let Some(code) = fed_code(&found, form) {
+                // Scripts fed on input are everyday work (patching files in a loop): only the
+                // commands they spell out count, not those they build.
+                let literal = runners::code_commands(&name_of(form), &code)
+                    .into_iter()
+                    .filter(|script| !script.starts_with("$(code"));
+                for script in literal {
+                    scripts.push((script, "code".to_owned(), None));
+                }
             }
             if let Some(code) = inline_code(form) {
                 for script in runners::code_commands(&name_of(form), &code) {
@@ -1538,7 +1549,11 @@ fn unseen_program_file(form: &[Arg]) -> Option<String> {
     {
         return Some("the makefile is made at run time".to_owned());
     }
-    if form.first().is_some_and(|first| first.text == "{}") {
+    // `find -exec {}` or `-exec sh {}`: what runs is what find finds.
+    let runs_found = form.first().is_some_and(|first| first.text == "{}")
+        || ((commands::is_shell(&name) || name == "source" || name == ".")
+            && form.get(1).is_some_and(|arg| arg.text == "{}"));
+    if runs_found {
         return Some("runs the files `find` finds".to_owned());
     }
     None
@@ -1633,10 +1648,41 @@ fn inline_code(form: &[Arg]) -> Option<String> {
     if !commands::is_language_interpreter(&name) {
         return None;
     }
+    // `python -m timeit "os.system(…)"`: the module runs its arguments as code.
+    if form.windows(2).any(|pair| {
+        pair[0].text == "-m"
+            && matches!(
+                pair[1].text.as_str(),
+                "timeit" | "cProfile" | "trace" | "pdb"
+            )
+    }) {
+        return Some(
+            form.iter()
+                .skip(1)
+                .map(|arg| arg.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
     match commands::program_source(form)? {
         commands::ProgramSource::Inline(arg) => Some(arg.text.clone()),
         _ => None,
     }
+}
+
+/// The code an interpreter reads from a here-document or here-string (`python3 - <<'EOF'`).
+fn fed_code(found: &Found, form: &[Arg]) -> Option<String> {
+    let name = commands::program_name(form)?;
+    if !commands::is_language_interpreter(&name)
+        || commands::program_source(form) != Some(commands::ProgramSource::Stdin)
+    {
+        return None;
+    }
+    found
+        .redirects
+        .iter()
+        .rev()
+        .find_map(|redirect| redirect.body.clone())
 }
 
 /// What a shell reading its script from standard input gets.

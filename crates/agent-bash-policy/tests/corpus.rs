@@ -475,9 +475,10 @@ fn everyday_commands_are_not_denied() {
                 "git commit -m \"$(cat <<'EOF'\nfix: handle $(rm -rf /) in docs\nEOF\n)\"",
                 "allow -",
             ),
+            // Interpreter code is read for the commands it runs and the trees it deletes.
             (
                 "python3 - <<'PY'\nimport shutil\nshutil.rmtree('/')\nPY",
-                "allow -",
+                "deny rm-root",
             ),
             // Ordinary shell the parser limits once refused.
             ("printf \"\\033[1m\\033[31mERROR\\033[0m\\n\"", "allow -"),

@@ -24,7 +24,6 @@ const CACHES: &[&str] = &[
     "~/.pyenv/cache",
     "~/.tmp",
     "~/tmp",
-    "~/.local/share/Trash",
     "~/.ccache",
     "~/.sbt",
     "~/.ivy2",
@@ -82,7 +81,7 @@ fn place(found: &Found, arg: &Arg) -> Place {
     let parts: Vec<&str> = target.trim_start_matches('/').split('/').collect();
     let system = match parts.as_slice() {
         ["usr", "local", ..] | ["var", "tmp", ..] | ["var", "cache", ..] | ["tmp", ..] => false,
-        ["var", "lib", "apt", "lists", ..] | ["var", "log", ..] | ["opt", ..] | ["mnt", ..] => {
+        ["var", "lib", "apt", "lists", ..] | ["var", "log", _, ..] | ["opt", ..] | ["mnt", ..] => {
             false
         }
         ["dev", "shm", ..]
@@ -202,9 +201,35 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                     "-exec" | "-execdir" | "-ok" | "-okdir"
                 ) && matches!(
                     basename(&pair[1].text),
-                    "truncate" | "shred" | "chmod" | "chown" | "mv" | "dd" | "wipe" | "unlink"
+                    "truncate"
+                        | "shred"
+                        | "chmod"
+                        | "chown"
+                        | "mv"
+                        | "dd"
+                        | "wipe"
+                        | "unlink"
+                        | "sed"
+                        | "perl"
                 )
-            });
+            }) || (form.iter().any(|arg| arg.text == "-delete")
+                && !form.iter().any(|arg| {
+                    matches!(
+                        arg.text.as_str(),
+                        "-name"
+                            | "-iname"
+                            | "-path"
+                            | "-ipath"
+                            | "-regex"
+                            | "-newer"
+                            | "-mtime"
+                            | "-mmin"
+                            | "-size"
+                            | "-empty"
+                            | "-user"
+                            | "-perm"
+                    )
+                }));
             destroys
                 && start
                     .iter()
@@ -215,6 +240,21 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
             .filter_map(|arg| arg.text.strip_prefix("of="))
             .any(|target| place(found, &Arg::literal(target)) == Place::UserData),
         "cp" | "install" => {
+            let operand_list: Vec<&Arg> = form
+                .iter()
+                .skip(1)
+                .enumerate()
+                .filter(|(at, arg)| {
+                    // An option's value (`install -m 600`) is not an operand.
+                    let value = *at > 0
+                        && matches!(
+                            form[*at].text.as_str(),
+                            "-m" | "--mode" | "-o" | "-g" | "--owner" | "--group"
+                        );
+                    !arg.text.starts_with('-') && !value
+                })
+                .map(|(_, arg)| arg)
+                .collect();
             operand_list
                 .first()
                 .is_some_and(|source| source.text == "/dev/null")

@@ -69,6 +69,17 @@ const PERSISTENT_PLACES: &[&str] = &[
 pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     match &*name {
+        // The password and sudo files opened to others.
+        "chmod"
+            if operands(form).any(|arg| {
+                matches!(
+                    path(&arg.text).as_str(),
+                    "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/passwd"
+                )
+            }) =>
+        {
+            true
+        }
         "chmod" => {
             operands(form)
                 .next()
@@ -170,6 +181,11 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
 fn host_into_container(form: &[Arg]) -> bool {
     const HOST: &[&str] = &[
         "~",
+        "~/.ssh",
+        "~/.aws",
+        "~/.gnupg",
+        "~/.kube",
+        "~/.docker",
         "/",
         "/etc",
         "/root",
@@ -444,9 +460,13 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
                 .map(|pair| spelled(&pair[1].text)),
         ),
         "sed" | "perl"
-            if form
-                .iter()
-                .any(|arg| arg.text.starts_with("-i") || arg.text == "--in-place") =>
+            if form.iter().any(|arg| {
+                arg.text.starts_with("-i")
+                    || arg.text == "--in-place"
+                    || (arg.text.starts_with('-')
+                        && !arg.text.starts_with("--")
+                        && arg.text.contains('i'))
+            }) =>
         {
             paths.extend(operands.iter().skip(1).map(|arg| path(&arg.text)));
         }

@@ -318,6 +318,15 @@ fn is_kernel_place(target: &str) -> bool {
 /// children of init (`pkill -P 1`).
 pub(crate) fn kill_many(form: &[Arg]) -> bool {
     let name = name(form);
+    if name == "loginctl" {
+        // Ends every process of a user (or of every session).
+        return form.get(1).is_some_and(|sub| {
+            matches!(
+                sub.text.as_str(),
+                "terminate-user" | "kill-user" | "kill-session"
+            )
+        });
+    }
     if !matches!(&*name, "kill" | "pkill" | "killall") {
         return false;
     }

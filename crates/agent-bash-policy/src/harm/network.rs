@@ -164,8 +164,11 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
         .windows(2)
         .any(|pair| pair[0].text == "-m" && pair[1].text == "http.server")
     {
+        // `0.0.0.0` is every interface, not this machine alone.
         return !form.windows(2).any(|pair| {
-            matches!(pair[0].text.as_str(), "--bind" | "-b") && is_loopback(&pair[1].text)
+            matches!(pair[0].text.as_str(), "--bind" | "-b")
+                && pair[1].text != "0.0.0.0"
+                && is_loopback(&pair[1].text)
         });
     }
     match &*name {
@@ -173,7 +176,13 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
             .iter()
             .skip(1)
             .any(|arg| NETWORK_APIS.iter().any(|api| arg.text.contains(api))),
-        "git" => form.iter().any(|arg| arg.text == "push"),
+        // A push, or a fetch from a URL that can carry data in its headers or path.
+        "git" => {
+            form.iter().any(|arg| arg.text == "push")
+                || (form.iter().any(|arg| {
+                    matches!(arg.text.as_str(), "ls-remote" | "fetch" | "clone" | "pull")
+                }) && hosts())
+        }
         "ping" | "ping6" | "traceroute" => hosts(),
         "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request"
         | "POST" | "PUT" => hosts(),
@@ -311,6 +320,13 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             return true;
         }
         if dumps_secrets(form) {
+            return true;
+        }
+        // A credential added to a commit leaves with the next push.
+        if &*name == "git"
+            && form.iter().any(|arg| arg.text == "add")
+            && form.iter().skip(1).any(|arg| secret(&arg.text))
+        {
             return true;
         }
         if matches!(&*name, "env" | "printenv")

@@ -116,7 +116,11 @@ pub(crate) fn system_packages(_: &Found, form: &[Arg]) -> bool {
     });
     forced
         || words.iter().any(|word| {
-            let package = word.split([':', '=']).next().unwrap_or(word);
+            let package = word
+                .split([':', '='])
+                .next()
+                .unwrap_or(word)
+                .trim_end_matches('*');
             ESSENTIAL_PACKAGES.contains(&package)
                 || package.starts_with("linux-image")
                 || package.starts_with("libc6")
@@ -138,7 +142,7 @@ pub(super) fn is_protected_branch(name: &str) -> bool {
 /// True if `form` destroys something on a remote system through credentials this machine
 /// holds: a forced push, deletion or mirror of a shared branch, `terraform destroy`, a
 /// repository, release, cloud resource, bucket or database deleted.
-pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
+pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
     let name = name(form);
     const NAMES: &[&str] = &[
         "git",
@@ -203,6 +207,18 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
                 || (has_word("apply") && (has_word("-destroy") || has_word("--destroy")))
         }
         "pulumi" => has_word("destroy") || (has_word("stack") && has_word("rm")),
+        "gh" if words.first() == Some(&"api")
+            && words.iter().any(|word| {
+                word.split("refs/heads/")
+                    .nth(1)
+                    .is_some_and(is_protected_branch)
+            })
+            && words
+                .iter()
+                .any(|word| word.eq_ignore_ascii_case("delete") || *word == "force=true") =>
+        {
+            true
+        }
         "gh" => {
             (words.first() == Some(&"repo")
                 && words
@@ -216,6 +232,19 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
                             || word.eq_ignore_ascii_case("--method=DELETE")
                     }))
                 || (words.first() == Some(&"secret") && words.get(1) == Some(&"delete"))
+        }
+        "kubectl" | "oc"
+            if has_word("delete")
+                && form.windows(2).any(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "--context" | "-n" | "--namespace" | "--cluster"
+                    ) && ["prod", "production", "kube-system"]
+                        .iter()
+                        .any(|name| pair[1].text.contains(name))
+                }) =>
+        {
+            true
         }
         "kubectl" | "oc" => {
             let deletes = has_word("delete");
@@ -245,6 +274,14 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
         "helm" => has_word("uninstall") && has_word("--all"),
         "aws" => {
             (has_word("s3") && (has_word("rb") || (has_word("rm") && has_word("--recursive"))))
+                || (has_word("s3")
+                    && has_word("sync")
+                    && has_word("--delete")
+                    && words
+                        .iter()
+                        .rev()
+                        .find(|word| !word.starts_with('-'))
+                        .is_some_and(|target| target.starts_with("s3://")))
                 || words.iter().any(|word| {
                     word.starts_with("delete-")
                         || word.starts_with("terminate-")
@@ -294,7 +331,9 @@ pub(crate) fn remote_destroy(_: &Found, form: &[Arg]) -> bool {
         "firebase" => words
             .iter()
             .any(|word| word.ends_with(":delete") || *word == "firestore:delete"),
-        // Dropping a database on another host (a local test database is everyday work).
+        // Dropping a database on another host (a local test database is everyday work); a
+        // command run over ssh is on another host.
+        "dropdb" | "dropuser" if found.via.iter().any(|via| via == "ssh") => true,
         "dropdb" | "dropuser" => {
             form.windows(2).any(|pair| {
                 matches!(pair[0].text.as_str(), "-h" | "--host") && !is_loopback(&pair[1].text)

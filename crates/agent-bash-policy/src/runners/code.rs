@@ -80,9 +80,22 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     }
     commands.extend(code_deletions(code));
     commands.extend(code_harm(code));
+    // awk's `print … | "cmd"`: the string is a command awk runs with the shell.
+    for part in code.split('|').skip(1) {
+        if let Some(literal) = part
+            .trim_start()
+            .strip_prefix('"')
+            .and_then(|rest| rest.split('"').next())
+        {
+            commands.push(literal.to_owned());
+        }
+    }
     commands.extend(code_execs(code));
     // A loop that forks without end is a fork bomb: said as the shell's own.
     const ENDLESS: &[&str] = &[
+        "iter(int, 1)",
+        "iter(int,1)",
+        "itertools.count()",
         "while True",
         "while 1",
         "while(1)",
@@ -134,6 +147,9 @@ const HOMES: &[&str] = &[
     "ENV[\"HOME\"]",
     "ENV['HOME']",
     "process.env.HOME",
+    "ENVIRON[\"HOME\"]",
+    "#{Dir.home}",
+    "#{ENV['HOME']}",
     "\"~\"",
     "'~'",
     "$HOME",
@@ -192,9 +208,26 @@ fn code_harm(code: &str) -> Vec<String> {
         "/etc/crontab",
         "ld.so.preload",
         "/etc/hosts",
+        "/etc/sudoers.d",
     ];
+    // A disk opened and written: the raw device.
+    if (opens_to_write
+        || code.contains("r+b")
+        || code.contains(".write(")
+        || code.contains("writeFile"))
+        && let Some(at) = code
+            .find("/dev/sd")
+            .or_else(|| code.find("/dev/nvme"))
+            .or_else(|| code.find("/dev/vd"))
+    {
+        let device: String = code[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '/')
+            .collect();
+        found.push(format!("dd if=/dev/zero of={device}"));
+    }
     let named = |place: &&&str| {
-        ['"', '\'', '`', ')']
+        ['"', '\'', '`', ')', '/', '.']
             .iter()
             .any(|end| code.contains(&format!("{place}{end}")))
     };

@@ -114,7 +114,7 @@ fn git_config_script(rest: &[&str]) -> Option<(String, String)> {
         .iter()
         .any(|pattern| crate::glob::matches(pattern, &lowered))
         .then(|| {
-            let script = value.strip_prefix('!').unwrap_or(value);
-            (script.to_owned(), format!("git config {lowered}"))
+            let script = crate::commands::git_value_script(&lowered, value);
+            (script, format!("git config {lowered}"))
         })
 }

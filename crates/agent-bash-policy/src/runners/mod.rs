@@ -247,6 +247,13 @@ fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
                 })
                 .unwrap_or_default()
         }
+        // `npm pkg set scripts.postinstall='…'`: shell text npm runs later.
+        "npm" | "pnpm" => words
+            .filter_map(|arg| {
+                let value = arg.text.strip_prefix("scripts.")?.split_once('=')?.1;
+                Some((value.to_owned(), format!("{name} pkg set scripts")))
+            })
+            .collect(),
         "bind" if form.iter().any(|arg| arg.text == "-x") => words
             .filter_map(|arg| {
                 arg.text.split_once(':').map(|(_, command)| {
@@ -404,7 +411,11 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
         }
         let source = form.iter().skip(1).find(|arg| {
             let text = arg.text.trim_start_matches("--from=");
-            text.starts_with("git+")
+            let archive = [".tgz", ".tar.gz", ".whl", ".zip", ".tar.bz2"]
+                .iter()
+                .any(|end| text.ends_with(end));
+            (text.starts_with("http://") || text.starts_with("https://")) && archive
+                || text.starts_with("git+")
                 || text.starts_with("github:")
                 || text.starts_with("gitlab:")
                 || (text.starts_with("https://") && text.contains(".git"))
