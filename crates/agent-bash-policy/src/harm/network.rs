@@ -413,32 +413,6 @@ pub(crate) fn raw_network(found: &Found) -> bool {
         })
 }
 
-/// True for the name of a variable that holds a secret (`AWS_SECRET_ACCESS_KEY`,
-/// `GITHUB_TOKEN`, `DB_PASSWORD`).
-fn is_secret_name(text: &str) -> bool {
-    let name: String = text
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    let upper = name.to_ascii_uppercase();
-    name.len() > 3
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-        && [
-            "SECRET",
-            "TOKEN",
-            "PASSWORD",
-            "PASSWD",
-            "API_KEY",
-            "ACCESS_KEY",
-            "PRIVATE_KEY",
-            "CREDENTIAL",
-        ]
-        .iter()
-        .any(|word| upper.contains(word))
-}
-
 /// True if interpreter code on the command line fetches from the network
 /// (`urllib.request.urlopen(…)`, `requests.get(…)`).
 pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
