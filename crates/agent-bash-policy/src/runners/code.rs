@@ -431,12 +431,19 @@ fn exec_command(program: String, list: &str) -> String {
 
 /// The text up to the bracket that closes the one opened just before `rest`.
 fn until_close(rest: &str) -> &str {
+    balanced(rest, false)
+}
+
+/// `rest` up to the bracket that closes the one opened before it, or (with `at_comma`) up
+/// to a comma outside brackets, whichever comes first.
+fn balanced(rest: &str, at_comma: bool) -> &str {
     let mut depth = 0usize;
     for (at, c) in rest.char_indices() {
         match c {
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' if depth == 0 => return &rest[..at],
             ')' | ']' | '}' => depth -= 1,
+            ',' if at_comma && depth == 0 => return &rest[..at],
             _ => {}
         }
     }
@@ -464,17 +471,7 @@ fn split_top_level(list: &str) -> Vec<&str> {
 
 /// The first argument of a call whose `(` came just before `rest`, parentheses balanced.
 fn balanced_argument(rest: &str) -> &str {
-    let mut depth = 0usize;
-    for (at, c) in rest.char_indices() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' if depth == 0 => return &rest[..at],
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => return &rest[..at],
-            _ => {}
-        }
-    }
-    rest
+    balanced(rest, true)
 }
 
 /// The command in the first argument of a call: a string literal's text, a list of string
