@@ -910,50 +910,8 @@ impl Walker<'_> {
             for (script, label) in exported_functions(form) {
                 scripts.push((script, label, None));
             }
-            if let Some(code) = fed_code(&found, form) {
-                // Scripts fed on input are everyday work (patching files in a loop): only the
-                // commands they spell out count, not those they build.
-                let literal = runners::code_commands(&name_of(form), &code)
-                    .into_iter()
-                    .filter(|script| !script.starts_with("$(code"));
-                for script in literal {
-                    scripts.push((script, "code".to_owned(), None));
-                }
-            }
-            if let Some(code) = inline_code(form) {
-                for script in runners::code_commands(&name_of(form), &code) {
-                    scripts.push((script, "code".to_owned(), None));
-                }
-            }
-            if matches!(&*name_of(form), "ed" | "red" | "ex")
-                && let Some(body) = found
-                    .redirects
-                    .iter()
-                    .find_map(|redirect| redirect.body.clone())
-            {
-                for line in body
-                    .lines()
-                    .filter_map(|line| line.trim_start().strip_prefix('!'))
-                {
-                    scripts.push((line.to_owned(), "ed !".to_owned(), None));
-                }
-            }
-            // `declare -n r=HOME`: `$r` is `$HOME`.
-            if matches!(&*name_of(form), "declare" | "local" | "typeset")
-                && form
-                    .iter()
-                    .any(|arg| arg.text.starts_with('-') && arg.text.contains('n'))
-            {
-                for arg in form.iter().skip(1).filter(|arg| arg.literal) {
-                    if let Some((name, target)) = arg.text.split_once('=') {
-                        let value = Arg {
-                            text: format!("${target}"),
-                            ..Arg::default()
-                        };
-                        self.bindings.push((name.to_owned(), vec![value]));
-                    }
-                }
-            }
+            scripts.extend(code_scripts(&found, form));
+            self.bindings.extend(nameref_bindings(form));
             if let Some(reason) = unseen_program_file(form) {
                 unknown.get_or_insert(reason);
             }
@@ -991,22 +949,44 @@ impl Walker<'_> {
             }
         }
         if unknown.is_none() {
-            let (reason, files_only) = match xargs_feeds_a_destroyer(&found) {
-                Some((reason, files_only)) => (Some(reason), files_only),
-                None => (home_cleanup(&found), false),
-            };
-            found.files_only = reason.is_some() && files_only;
-            unknown = reason
-                .or_else(|| builtin::empty_expansion_deletes_root(&found))
-                .or_else(|| builtin::file_system_on_unknown_device(&found))
-                .or_else(|| harm::startup_write_unseen(&found))
-                .or_else(|| harm::climbs_out(&found))
-                .or_else(|| harm::unusual_module(&found))
-                .or_else(|| harm::deletes_working_directory(&found))
-                .or_else(|| runners::unseen_package(&found))
-                .or_else(|| harm::remote_ask(&found));
+            unknown = unseen_reason(&mut found);
         }
-        for ran in written::runs(&found) {
+        self.written_runs(&mut found, &mut scripts, &mut unknown);
+        let writes = written::writes(&found, &self.written);
+        self.written.extend(writes);
+        found.launcher = launcher;
+        if found.unknown.is_none() {
+            found.unknown = unknown;
+        }
+        self.out[slot] = found;
+        for arg in &subscripts {
+            self.subscript(arg);
+        }
+        for (script, label, positional) in scripts {
+            self.launched_script(&script, &label, positional);
+        }
+        let feed = if self.stdin == Stdin::DownloadPipe {
+            Stdin::DownloadPipe
+        } else {
+            Stdin::Pipe
+        };
+        for (script, label) in fed {
+            let saved = std::mem::replace(&mut self.stdin, feed);
+            self.launched_script(&script, &label, None);
+            self.stdin = saved;
+        }
+        self.find_exec(sub_commands);
+    }
+
+    /// The files written earlier in the line that `found` runs: their known text walked,
+    /// a download or clone marked as one, a copy of a program read as it, the rest unknown.
+    fn written_runs(
+        &self,
+        found: &mut Found,
+        scripts: &mut Vec<(String, String, Option<Vec<Arg>>)>,
+        unknown: &mut Option<String>,
+    ) {
+        for ran in written::runs(found) {
             let contents = if ran == ".git/hooks/" {
                 written::hooks(&self.written)
             } else {
@@ -1022,9 +1002,7 @@ impl Walker<'_> {
                             scripts.push((script, label, None));
                         }
                     }
-                    written::Content::Known(text)
-                        if written::is_shell_script(&found, &ran, &text) =>
-                    {
+                    written::Content::Known(text) if written::is_shell_script(found, &text) => {
                         scripts.push((text, format!("{ran} (written above)"), None));
                     }
                     written::Content::Known(text) => {
@@ -1062,30 +1040,6 @@ impl Walker<'_> {
                 }
             }
         }
-        let writes = written::writes(&found, &self.written);
-        self.written.extend(writes);
-        found.launcher = launcher;
-        if found.unknown.is_none() {
-            found.unknown = unknown;
-        }
-        self.out[slot] = found;
-        for arg in &subscripts {
-            self.subscript(arg);
-        }
-        for (script, label, positional) in scripts {
-            self.launched_script(&script, &label, positional);
-        }
-        let feed = if self.stdin == Stdin::DownloadPipe {
-            Stdin::DownloadPipe
-        } else {
-            Stdin::Pipe
-        };
-        for (script, label) in fed {
-            let saved = std::mem::replace(&mut self.stdin, feed);
-            self.launched_script(&script, &label, None);
-            self.stdin = saved;
-        }
-        self.find_exec(sub_commands);
     }
 
     /// Walks the commands `find -exec` runs, each as a command of its own.
@@ -1521,6 +1475,82 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// Scripts in code `form` carries: interpreter code on the command line or fed on input
+/// (the commands it runs), and `ed`'s `!command` lines.
+fn code_scripts(found: &Found, form: &[Arg]) -> Vec<(String, String, Option<Vec<Arg>>)> {
+    let mut scripts = Vec::new();
+    if let Some(code) = fed_code(found, form) {
+        // Scripts fed on input are everyday work (patching files in a loop): only the
+        // commands they spell out count, not those they build.
+        let literal = runners::code_commands(&name_of(form), &code)
+            .into_iter()
+            .filter(|script| !script.starts_with("$(code"));
+        for script in literal {
+            scripts.push((script, "code".to_owned(), None));
+        }
+    }
+    if let Some(code) = inline_code(form) {
+        for script in runners::code_commands(&name_of(form), &code) {
+            scripts.push((script, "code".to_owned(), None));
+        }
+    }
+    if matches!(&*name_of(form), "ed" | "red" | "ex")
+        && let Some(body) = found
+            .redirects
+            .iter()
+            .find_map(|redirect| redirect.body.clone())
+    {
+        for line in body
+            .lines()
+            .filter_map(|line| line.trim_start().strip_prefix('!'))
+        {
+            scripts.push((line.to_owned(), "ed !".to_owned(), None));
+        }
+    }
+    scripts
+}
+
+/// The names `declare -n r=HOME` makes stand for others: `$r` is `$HOME`.
+fn nameref_bindings(form: &[Arg]) -> Vec<(String, Vec<Arg>)> {
+    let mut bindings = Vec::new();
+    if matches!(&*name_of(form), "declare" | "local" | "typeset")
+        && form
+            .iter()
+            .any(|arg| arg.text.starts_with('-') && arg.text.contains('n'))
+    {
+        for arg in form.iter().skip(1).filter(|arg| arg.literal) {
+            if let Some((name, target)) = arg.text.split_once('=') {
+                let value = Arg {
+                    text: format!("${target}"),
+                    ..Arg::default()
+                };
+                bindings.push((name.to_owned(), vec![value]));
+            }
+        }
+    }
+    bindings
+}
+
+/// Why the policy cannot know what `found` does, when no name or script says it: a destroyer
+/// fed paths by `xargs`, a cleanup of home, a root reached by empty expansions, and the
+/// families of harm that ask.
+fn unseen_reason(found: &mut Found) -> Option<String> {
+    let (reason, files_only) = match xargs_feeds_a_destroyer(found) {
+        Some((reason, files_only)) => (Some(reason), files_only),
+        None => (home_cleanup(found), false),
+    };
+    found.files_only = reason.is_some() && files_only;
+    reason
+        .or_else(|| builtin::empty_expansion_deletes_root(found))
+        .or_else(|| builtin::file_system_on_unknown_device(found))
+        .or_else(|| harm::startup_write_unseen(found))
+        .or_else(|| harm::climbs_out(found))
+        .or_else(|| harm::unusual_module(found))
+        .or_else(|| harm::deletes_working_directory(found))
+        .or_else(|| runners::unseen_package(found))
+        .or_else(|| harm::remote_ask(found))
 }
 
 /// Functions exported through the environment (`env 'BASH_FUNC_f%%=() { …; }' bash -c f`):

@@ -296,9 +296,9 @@ pub(crate) fn hooks(written: &[(String, Content)]) -> Vec<Content> {
         .collect()
 }
 
-/// True if the file `ran`, holding `text`, runs as a shell script in `found`: given to a
+/// True if a file holding `text` runs as a shell script in `found`: given to a
 /// shell or `source`, or run by its path with no `#!` line naming another interpreter.
-pub(crate) fn is_shell_script(found: &Found, ran: &str, text: &str) -> bool {
+pub(crate) fn is_shell_script(found: &Found, text: &str) -> bool {
     let by_interpreter = found.each_form().any(|form| {
         commands::program(form).is_some_and(|name| commands::is_language_interpreter(&name))
     });
@@ -306,7 +306,6 @@ pub(crate) fn is_shell_script(found: &Found, ran: &str, text: &str) -> bool {
         return false;
     }
     let shebang = text.lines().next().filter(|line| line.starts_with("#!"));
-    let _ = ran;
     shebang.is_none_or(|line| {
         let interpreter = line.split_whitespace().last().unwrap_or("");
         commands::is_shell(basename(interpreter)) || line.contains("/sh") || line.contains("bash")
