@@ -933,17 +933,33 @@ fn chmod_root(found: &Found, form: &[Arg]) -> bool {
         })
 }
 
+/// True unless `form` is Deno running a module with no permission to run programs or write
+/// files (Deno confines a module to what its flags allow).
+fn unconfined_remote_module(form: &[Arg]) -> bool {
+    name(form) != "deno"
+        || form.iter().any(|arg| {
+            matches!(arg.text.as_str(), "-A" | "--allow-all")
+                || arg.text.starts_with("--allow-run")
+                || arg.text.starts_with("--allow-write")
+                || arg.text.starts_with("--allow-ffi")
+        })
+}
+
 fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     if found.runs_download {
         return true;
     }
-    // Interpreter code that fetches code and evaluates it (`exec(urlopen(…).read())`).
+    // Interpreter code that fetches code and evaluates it (`exec(urlopen(…).read())`,
+    // `fetch(…).then(eval)`), or a program run from a URL (`deno run https://…`).
     if commands::program(form).is_some_and(|name| commands::is_language_interpreter(&name))
-        && harm::fetches_in_code(form)
-        && form
-            .iter()
-            .skip(1)
-            .any(|arg| arg.text.contains("exec(") || arg.text.contains("eval("))
+        && ((harm::fetches_in_code(form)
+            && form
+                .iter()
+                .skip(1)
+                .any(|arg| harm::evaluates_code(&arg.text)))
+            || (matches!(commands::program_source(form),
+                Some(commands::ProgramSource::File(arg)) if arg.text.contains("://"))
+                && unconfined_remote_module(form)))
     {
         return true;
     }

@@ -914,9 +914,26 @@ fn language_program_source<'a>(name: &str, form: &'a [Arg]) -> ProgramSource<'a>
         _ => &["-e", "-p", "--eval", "--print", "-eval", "-c"],
     };
     let mut index = 1;
+    // `deno run FILE`, `deno eval CODE`, `bun run FILE`: a subcommand comes first.
+    let mut eval_subcommand = false;
+    if matches!(name, "deno" | "bun")
+        && let Some(position) = form
+            .iter()
+            .skip(1)
+            .position(|arg| !arg.text.starts_with('-'))
+    {
+        let subcommand = form[position + 1].text.as_str();
+        if matches!(subcommand, "run" | "eval" | "x") {
+            eval_subcommand = subcommand == "eval";
+            index = position + 2;
+        }
+    }
     while index < form.len() {
         let arg = &form[index];
         let text = arg.text.as_str();
+        if eval_subcommand && !text.starts_with('-') {
+            return ProgramSource::Inline(arg);
+        }
         if inline_flags.contains(&text) {
             return form
                 .get(index + 1)
@@ -1430,6 +1447,12 @@ fn env_split_string(form: &[Arg]) -> Option<(String, usize)> {
 }
 
 /// True for commands that fetch data from the network to standard output.
+/// True for a variable whose value a program reads as more arguments of its own
+/// (`TF_CLI_ARGS`, `TF_CLI_ARGS_apply`).
+pub(crate) fn adds_arguments(variable: &str) -> bool {
+    variable == "TF_CLI_ARGS" || variable.starts_with("TF_CLI_ARGS_")
+}
+
 pub(crate) fn is_downloader(name: &str) -> bool {
     matches!(
         name,

@@ -22,7 +22,7 @@ use crate::harm;
 use crate::parse;
 use crate::runners;
 use crate::salvage;
-use crate::words::{self, Arg};
+use crate::words::{self, Arg, Printed};
 use crate::written;
 
 /// How many scripts-within-scripts (substitutions, `bash -c`, `eval`) are parsed before the
@@ -828,6 +828,9 @@ impl Walker<'_> {
         let mut argv = Vec::new();
         let mut redirects = inherited.to_vec();
         let mut has_own_redirects = false;
+        // Arguments a program reads from a variable set for it (`TF_CLI_ARGS_apply=-destroy
+        // terraform apply`): judged as if written after the command's own.
+        let mut injected = Vec::new();
         let prefix = simple.prefix.iter().flat_map(|prefix| &prefix.0);
         for item in prefix {
             match item {
@@ -838,6 +841,14 @@ impl Walker<'_> {
                 // `FOO=1 cmd`: not part of argv, but its value may run commands.
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                     self.assignment(assignment);
+                    if let ast::AssignmentName::VariableName(name) = &assignment.name
+                        && commands::adds_arguments(name)
+                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
+                    {
+                        for value in self.expand(&word.value) {
+                            injected.extend(value.text.split_whitespace().map(Arg::literal));
+                        }
+                    }
                 }
                 ast::CommandPrefixOrSuffixItem::Word(word) => argv.extend(self.expand(&word.value)),
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
@@ -863,6 +874,9 @@ impl Walker<'_> {
                     argv.push(self.process_substitution(kind, subshell));
                 }
             }
+        }
+        if !argv.is_empty() {
+            argv.extend(injected);
         }
         let substitutions = std::mem::take(&mut self.output_substitutions);
         if argv.is_empty() && !has_own_redirects {
@@ -914,6 +928,13 @@ impl Walker<'_> {
             self.bindings.extend(nameref_bindings(form));
             if let Some(reason) = unseen_program_file(form) {
                 unknown.get_or_insert(reason);
+            }
+            match script_file(form, &self.bindings) {
+                Some(Printed::Text(text)) => scripts.push((text, "<(…)".to_owned(), None)),
+                Some(Printed::Unseen(reason)) => {
+                    unknown.get_or_insert(reason);
+                }
+                Some(Printed::Tool) | None => {}
             }
             if runners::runs_its_input(form) || non_literal_code(form) {
                 unknown.get_or_insert_with(|| {
@@ -1304,9 +1325,12 @@ impl Walker<'_> {
             self.output_substitutions.push((start, self.out.len()));
         }
         let download = self.out[start..].iter().any(Found::downloads);
+        let printed = matches!(kind, ast::ProcessSubstitutionKind::Read)
+            .then(|| Box::new(printed(&self.out[start..])));
         Arg {
             text: label.to_owned(),
             download,
+            printed,
             ..Arg::default()
         }
     }
@@ -1606,13 +1630,122 @@ fn startup_text(name: &str, value: &str) -> Option<String> {
         return None;
     }
     let inner = value.strip_prefix("<(")?.strip_suffix(')')?;
-    let found = Walker::default().walk(inner);
-    let [only] = found.as_slice() else {
+    match printed(&Walker::default().walk(inner)) {
+        Printed::Text(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// What the script a shell or `source` runs from a file holds, when the line shows it or
+/// shows that it cannot: a process substitution's output, or a path known only at run time
+/// (`source "$HOOK_FILE"`, `bash "$(ls -t …)"`). A path whose file name is written out
+/// (`. "$NVM_DIR/nvm.sh"`) names a known script.
+fn script_file(form: &[Arg], bindings: &[(String, Vec<Arg>)]) -> Option<Printed> {
+    let Some(commands::ProgramSource::File(arg)) = commands::program_source(form) else {
         return None;
     };
-    let form = only.argv.as_slice();
-    (matches!(&*name_of(form), "echo" | "printf") && form.iter().all(|arg| arg.literal))
-        .then(|| written::printed(form))
+    let name = name_of(form);
+    if !(commands::is_shell(&name) || matches!(&*name, "source" | ".")) {
+        return None;
+    }
+    if let Some(printed) = &arg.printed {
+        return Some((**printed).clone());
+    }
+    let named = |text: &str| {
+        let file_name = text.rsplit('/').next().unwrap_or("");
+        !(file_name.contains(['$', '`', ')']) || file_name.is_empty())
+    };
+    // `for f in tests/*.sh; do bash "$f"; done`: the values are the files named.
+    let variable = arg.text.trim_start_matches('$');
+    let variable = variable
+        .strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .unwrap_or(variable);
+    let bound = bindings
+        .iter()
+        .rev()
+        .find(|(name, _)| name == variable)
+        .is_some_and(|(_, values)| values.iter().all(|value| named(&value.text)));
+    (!arg.literal && !bound && !named(&arg.text)).then(|| {
+        Printed::Unseen(format!(
+            "`{name}` runs a script whose path is only known at run time"
+        ))
+    })
+}
+
+/// What the commands of a process substitution print: literal `echo`/`printf` text, the
+/// output of one named tool (`kubectl completion bash`), or unseen (a decoder, a filter, a
+/// project script, a value).
+fn printed(found: &[Found]) -> Printed {
+    if let [only] = found {
+        let form = only.argv.as_slice();
+        if matches!(&*name_of(form), "echo" | "printf") && form.iter().all(|arg| arg.literal) {
+            return Printed::Text(written::printed(form));
+        }
+        if let Some(name) = commands::program(form)
+            && form.first().is_some_and(|first| !first.text.contains('/'))
+            && !relays_data(&name)
+        {
+            return Printed::Tool;
+        }
+    }
+    let shown: Vec<String> = found
+        .iter()
+        .map(|found| {
+            found
+                .argv
+                .iter()
+                .map(|arg| arg.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    Printed::Unseen(format!(
+        "runs what `{}` prints as a script, which cannot be seen here",
+        shown.join(" | ")
+    ))
+}
+
+/// True for programs whose output is their input transformed (decoders, filters, `cat`),
+/// so what they print as a script is data from elsewhere.
+fn relays_data(name: &str) -> bool {
+    matches!(
+        name,
+        "base64"
+            | "base32"
+            | "basenc"
+            | "xxd"
+            | "od"
+            | "openssl"
+            | "gpg"
+            | "gunzip"
+            | "zcat"
+            | "gzip"
+            | "bzcat"
+            | "bzip2"
+            | "xz"
+            | "xzcat"
+            | "unxz"
+            | "zstd"
+            | "zstdcat"
+            | "uudecode"
+            | "rev"
+            | "tr"
+            | "cat"
+            | "tac"
+            | "echo"
+            | "printf"
+            | "sed"
+            | "awk"
+            | "cut"
+            | "head"
+            | "tail"
+            | "python"
+            | "python3"
+            | "perl"
+            | "ruby"
+            | "node"
+    )
 }
 
 /// The program a command name made by a lookup stands for: `$(command -v rm)`, `$(which

@@ -32,6 +32,21 @@ pub(crate) struct Arg {
     /// session's environment that the command leaves alone (see `env.rs`): `$HOME/bin/x`
     /// may become `/home/me/bin/x`. `None` when some expansion's value is not known.
     pub resolved: Option<String>,
+    /// For a process substitution `<(…)`, what it prints as far as the line shows it.
+    pub(crate) printed: Option<Box<Printed>>,
+}
+
+/// What a process substitution `<(…)` prints, as far as the line shows it: read when a
+/// shell runs it as a script (`bash <(…)`, `source <(…)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Printed {
+    /// Literal `echo`/`printf` text.
+    Text(String),
+    /// The output of a program of the system that prints code of its own (`kubectl
+    /// completion bash`).
+    Tool,
+    /// Anything else (a decoder, a project script, a value), with the command that prints it.
+    Unseen(String),
 }
 
 impl Arg {

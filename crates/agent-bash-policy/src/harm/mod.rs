@@ -18,7 +18,8 @@ pub(crate) use files::{climbs_out, deletes_working_directory, project_history, u
 pub(crate) use lasting::{persistence, privilege, startup_write_unseen, written_paths};
 pub(crate) use machine::{disk_write, firmware, kernel, kill_many, power, unusual_module};
 pub(crate) use network::{
-    fetches_in_code, raw_network, reads_secret, reverse_shell, sends, sends_only_to, token_service,
+    evaluates_code, fetches_in_code, raw_network, reads_secret, reverse_shell, sends,
+    sends_only_to, token_service,
 };
 pub(crate) use remote::{remote_ask, remote_destroy, system_packages};
 

@@ -436,6 +436,29 @@ pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
     })
 }
 
+/// True if interpreter code evaluates text as code: `eval` as a word of its own
+/// (`eval(…)`, `.then(eval)`, Ruby's and Perl's `eval get …`), `exec(`, `new Function(`, a
+/// `vm` context run.
+pub(crate) fn evaluates_code(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    let word_at = |at: usize, len: usize| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + len).copied();
+        let part = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+        !part(before) && !part(after)
+    };
+    code.match_indices("eval").any(|(at, _)| word_at(at, 4))
+        || [
+            "exec(",
+            "Function(",
+            "runInThisContext",
+            "runInNewContext",
+            "instance_eval",
+        ]
+        .iter()
+        .any(|call| code.contains(call))
+}
+
 /// The service whose access token `form` prints (`gh auth token`, `gcloud auth
 /// print-access-token`), with the host names that service is reached at.
 pub(crate) fn token_service(found: &Found) -> Option<&'static [&'static str]> {
