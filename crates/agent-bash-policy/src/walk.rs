@@ -53,6 +53,9 @@ pub(crate) enum Stdin {
     /// A pipe that carries only paths under the working directory: a `find` of relative
     /// places or `git ls-files`, then only filters that keep whole lines (`grep`, `sort`).
     LocalPaths,
+    /// A pipe that carries paths from all over the home directory or the whole system: a
+    /// `find` from there that no name test narrows (`find ~ -type f | xargs rm`).
+    HomePaths,
 }
 
 /// One redirection, normalized.
@@ -619,11 +622,13 @@ impl Walker<'_> {
         let saved_stdin = self.stdin;
         let mut download_before = false;
         let mut local_paths = true;
+        let mut home_paths = false;
         for (index, command) in pipeline.seq.iter().enumerate() {
             self.stdin = match (index, download_before, local_paths) {
                 (0, _, _) => saved_stdin,
                 (_, true, _) => Stdin::DownloadPipe,
                 (_, false, true) => Stdin::LocalPaths,
+                (_, false, false) if home_paths => Stdin::HomePaths,
                 (_, false, false) => Stdin::Pipe,
             };
             let start = self.out.len();
@@ -633,6 +638,11 @@ impl Walker<'_> {
             local_paths = match this {
                 [found] if index == 0 => commands::lists_local_paths(found.each_form().last()),
                 [found] => local_paths && commands::keeps_whole_lines(found.each_form().last()),
+                _ => false,
+            };
+            home_paths = match this {
+                [found] if index == 0 => harm::lists_home(found),
+                [found] => home_paths && commands::keeps_whole_lines(found.each_form().last()),
                 _ => false,
             };
         }
@@ -1960,9 +1970,16 @@ fn moved_to(form: &[Arg], cwd: &Option<String>) -> Option<Option<String>> {
         _ if text.starts_with('/') => text.to_owned(),
         _ => match cwd {
             Some(dir) => format!("{dir}/{text}"),
+            // `cd ../..`: an ancestor of wherever the line started, kept relative.
+            None if text.split('/').all(|part| matches!(part, ".." | "." | "")) => {
+                return Some(Some(text.to_owned()));
+            }
             None => return Some(None),
         },
     };
+    if joined.starts_with("..") {
+        return Some(Some(joined));
+    }
     Some(normalized_dir(&joined))
 }
 

@@ -37,6 +37,18 @@ const CACHES: &[&str] = &[
     "~/.next",
 ];
 
+/// Folders below the home directory's own that hold what the user cannot get back: the
+/// trash (emptying it after a move is a delete), the keyrings, the mail.
+const DEEP_USER_DATA: &[&str] = &[
+    "~/.local/share/Trash",
+    "~/.local/share/keyrings",
+    "~/.local/share/evolution",
+    "~/.thunderbird",
+    "~/.mozilla/firefox",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+];
+
 /// Where a path argument points, as the deletion family sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Place {
@@ -48,7 +60,9 @@ enum Place {
     Other,
 }
 
-fn place(found: &Found, arg: &Arg) -> Place {
+/// The path `arg` names, read from the directory the command runs in when the line made it
+/// known, home directories as `~`.
+fn located(found: &Found, arg: &Arg) -> String {
     let spelled = crate::builtin::home_spellings(&arg.text);
     let mut text = spelled.into_owned();
     if let Some(dir) = &found.cwd
@@ -56,11 +70,34 @@ fn place(found: &Found, arg: &Arg) -> Place {
     {
         text = format!("{dir}/{text}");
     }
-    let target = path(&text);
+    home_of_someone(&path(&text))
+}
+
+/// True if `text` is a relative path naming an ancestor of the working directory or all
+/// that is in one (`..`, `../*`, `../../.*`): the projects next to this one, and more.
+fn names_an_ancestor(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('/').filter(|part| !part.is_empty()).collect();
+    let parts = match parts.split_last() {
+        Some((last, rest)) if matches!(*last, "*" | ".*" | "{*,.*}" | "?*") => rest,
+        _ => &parts[..],
+    };
+    parts.contains(&"..") && parts.iter().all(|part| matches!(*part, ".." | "."))
+}
+
+fn place(found: &Found, arg: &Arg) -> Place {
+    let mut relative = arg.text.clone();
+    if let Some(dir) = &found.cwd
+        && !relative.starts_with(['/', '~', '$'])
+    {
+        relative = format!("{dir}/{relative}");
+    }
+    if names_an_ancestor(&relative) {
+        return Place::UserData;
+    }
+    let target = located(found, arg);
     if target.contains('$') || target.contains('`') {
         return Place::Other;
     }
-    let target = home_of_someone(&target);
     if CACHES.iter().any(|cache| under(&target, cache)) {
         return Place::Other;
     }
@@ -68,6 +105,7 @@ fn place(found: &Found, arg: &Arg) -> Place {
         let secret = SECRETS
             .iter()
             .chain(STARTUP_FILES)
+            .chain(DEEP_USER_DATA)
             .any(|place| under(&target, place));
         return if secret || !rest.contains('/') {
             Place::UserData
@@ -108,7 +146,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
         "rm" | "rimraf" | "del" | "del-cli" | "trash" | "trash-put" | "gio" => {
             operand_list.iter().any(|arg| match place(found, arg) {
                 Place::UserData => {
-                    let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+                    let target = located(found, arg);
                     recursive
                         || name != "rm"
                         || SECRETS
@@ -119,6 +157,16 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 Place::System => recursive,
                 Place::Other => false,
             })
+        }
+        // Every file `find` listed from the home directory or the root, destroyed.
+        "xargs" => {
+            found.stdin == Stdin::HomePaths
+                && found.each_form().nth(1).is_some_and(|inner| {
+                    matches!(
+                        &*commands::program_name(inner).unwrap_or_default(),
+                        "rm" | "shred" | "unlink" | "truncate" | "wipe" | "srm" | "chmod" | "chown"
+                    )
+                })
         }
         // The user's scheduled jobs, all of them.
         "crontab" => has(form, &["-r"]),
@@ -186,7 +234,13 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                         .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--work-tree"))
                         .map(|pair| pair[1].clone()),
                 )
-                .any(|tree| place(found, &tree) == Place::UserData);
+                .any(|tree| {
+                    // Another repository in the home directory (`git -C ~/src/infra clean`).
+                    let target = located(found, &tree);
+                    place(found, &tree) == Place::UserData
+                        || (target.starts_with("~/")
+                            && !CACHES.iter().any(|cache| under(&target, cache)))
+                });
             cleans && in_home
         }
         "find" => {
@@ -264,6 +318,33 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
         }
         _ => false,
     }
+}
+
+/// True if `found` is a `find` that lists paths from the home directory or the root with no
+/// name test narrowing them (`find ~ -type f -print`, `find / -newer x`).
+pub(crate) fn lists_home(found: &Found) -> bool {
+    let Some(form) = found.each_form().last() else {
+        return false;
+    };
+    if name(form) != "find" {
+        return false;
+    }
+    let start: Vec<&Arg> = form
+        .iter()
+        .skip(1)
+        .take_while(|arg| !arg.text.starts_with('-') && arg.text != "(" && arg.text != "!")
+        .collect();
+    let narrowed = form.iter().any(|arg| {
+        matches!(
+            arg.text.as_str(),
+            "-name" | "-iname" | "-regex" | "-iregex" | "-wholename" | "-iwholename" | "-lname"
+        )
+    });
+    !narrowed
+        && start
+            .iter()
+            .any(|arg| place(found, arg) == Place::UserData && located(found, arg) == "~"
+                || crate::builtin::is_root_or_home(found, arg))
 }
 
 /// A reason to ask when a recursive delete's target climbs out of a directory known only at

@@ -5,7 +5,7 @@
 //! harmful only sometimes, so a person decides. Pure: looks at words, runs nothing.
 
 use crate::commands::{self, basename};
-use crate::walk::Found;
+use crate::walk::{Found, Stdin};
 use crate::words::Arg;
 
 mod files;
@@ -14,7 +14,9 @@ mod machine;
 mod network;
 mod remote;
 
-pub(crate) use files::{climbs_out, deletes_working_directory, project_history, user_files};
+pub(crate) use files::{
+    climbs_out, deletes_working_directory, lists_home, project_history, user_files,
+};
 pub(crate) use lasting::{persistence, privilege, startup_write_unseen, written_paths};
 pub(crate) use machine::{disk_write, firmware, kernel, kill_many, power, unusual_module};
 pub(crate) use network::{
