@@ -171,9 +171,25 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
             })
         }
         _ => written_paths(found, form).iter().any(|target| {
-            PERSISTENT_PLACES.iter().any(|place| under(target, place)) || shadows_a_program(target)
+            PERSISTENT_PLACES.iter().any(|place| under(target, place))
+                || shadows_a_program(target)
+                || (target == "/etc/hosts"
+                    && written_text(found, form).is_some_and(|text| maps_away(&text)))
         }),
     }
+}
+
+/// True if hosts-file text maps a name to an address other than this machine's
+/// (`6.6.6.6 github.com`): the name's traffic goes elsewhere for every program.
+fn maps_away(text: &str) -> bool {
+    text.lines().any(|line| {
+        let mut words = line.split_whitespace();
+        let address = words.next().unwrap_or("");
+        words.next().is_some()
+            && address
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| !ip.is_loopback() && !ip.is_unspecified())
+    })
 }
 
 /// True if `form` runs a container given the host's root, its configuration or the
@@ -325,8 +341,59 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
                 }) && words.contains(&"enable")
         }
         "loginctl" => form.get(1).is_some_and(|sub| sub.text == "enable-linger"),
-        _ => startup_write(found, form) == Some(true),
+        "git" => sets_global_hooks(form),
+        "npm" | "pnpm" | "yarn" => sets_package_manager_shell(form),
+        _ => {
+            startup_write(found, form) == Some(true)
+                || written_paths(found, form)
+                    .iter()
+                    .any(|target| runs_at_interpreter_start(target))
+        }
     }
+}
+
+/// True for `git config --global|--system core.hooksPath DIR`: the hooks there run in every
+/// repository of the user (or of the machine).
+fn sets_global_hooks(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    words.contains(&"config")
+        && words.iter().any(|word| matches!(*word, "--global" | "--system"))
+        && words
+            .iter()
+            .any(|word| word.eq_ignore_ascii_case("core.hooksPath"))
+}
+
+/// True for `npm config set script-shell X` (and `shell`, `node-options`, `git`): every
+/// later `npm run` (or package install) goes through the program set there.
+fn sets_package_manager_shell(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let Some(set) = words
+        .windows(2)
+        .position(|pair| pair[0] == "config" && pair[1] == "set")
+    else {
+        return false;
+    };
+    words[set + 2..]
+        .iter()
+        .filter(|word| !word.starts_with('-'))
+        .take(1)
+        .any(|key| {
+            let key = key.split('=').next().unwrap_or("");
+            matches!(
+                key,
+                "script-shell" | "shell" | "node-options" | "git" | "scriptShell" | "nodeOptions"
+            )
+        })
+}
+
+/// True for a file an interpreter runs whenever it starts, wherever it is installed:
+/// Python's `usercustomize.py`/`sitecustomize.py` and `.pth` files in a packages directory
+/// (a line starting with `import` runs).
+fn runs_at_interpreter_start(target: &str) -> bool {
+    let file = basename(target);
+    matches!(file, "usercustomize.py" | "sitecustomize.py")
+        || (file.ends_with(".pth")
+            && (target.contains("-packages") || target.contains("$(") || target.contains('`')))
 }
 
 /// For a command writing a shell start-up file: `Some(true)` if what it writes does more
@@ -370,6 +437,22 @@ fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
 fn sets_environment_only(line: &str) -> bool {
     let line = line.trim();
     let first = line.split_whitespace().next().unwrap_or("");
+    // Variables whose value makes every later program or prompt run code.
+    const HOOKS: &[&str] = &[
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "PROMPT_COMMAND",
+        "BASH_ENV",
+        "PS0=",
+        "NODE_OPTIONS",
+        "PYTHONSTARTUP",
+        "PERL5OPT",
+        "RUBYOPT",
+        "trap ",
+    ];
+    if HOOKS.iter().any(|hook| line.contains(hook)) {
+        return false;
+    }
     line.is_empty()
         || line.starts_with('#')
         || matches!(

@@ -61,7 +61,7 @@ pub(crate) fn git_texts(form: &[Arg]) -> Vec<(String, String)> {
             let script: Vec<&str> = rest[after..]
                 .iter()
                 .copied()
-                .filter(|word| *word != "--recursive")
+                .skip_while(|word| word.starts_with("--"))
                 .collect();
             if !script.is_empty() {
                 found.push((script.join(" "), label("foreach")));
