@@ -203,6 +203,7 @@ mod error;
 pub mod glob;
 mod harm;
 mod parse;
+mod printed;
 mod rules;
 mod runners;
 mod salvage;
@@ -571,7 +572,12 @@ impl Policy {
             rule,
             reason,
             via: found.via.clone(),
-            redirects: found.redirects.iter().map(walk::Redirect::text).collect(),
+            redirects: found
+                .redirects
+                .iter()
+                .filter(|redirect| redirect.op != "|")
+                .map(walk::Redirect::text)
+                .collect(),
             bounded_by_sandbox: unknown_decided && found.files_only && decision == Decision::Ask,
         }
     }

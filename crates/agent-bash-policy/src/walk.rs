@@ -62,7 +62,8 @@ pub(crate) enum Stdin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Redirect {
     pub fd: Option<i32>,
-    /// `<`, `>`, `>>`, `<>`, `>|`, `<&`, `>&`, `&>`, `&>>`, `<<`, `<<-` or `<<<`.
+    /// `<`, `>`, `>>`, `<>`, `>|`, `<&`, `>&`, `&>`, `&>>`, `<<`, `<<-` or `<<<`; `|` for
+    /// the text a literal `echo`/`printf` before it in a pipeline prints.
     pub op: &'static str,
     /// The file, fd or here-document delimiter.
     pub target: Arg,
@@ -475,6 +476,9 @@ struct Walker<'a> {
     output_substitutions: Vec<(usize, usize)>,
     /// Values the text gives variables: `D=~`, `for d in a ~/src` (see [`bind_values`]).
     bindings: Vec<(String, Vec<Arg>)>,
+    /// What the command before this one in a pipeline prints, when a literal `echo` or
+    /// `printf` shows it: read by the next simple command as its input.
+    piped_text: Option<String>,
 }
 
 impl Walker<'_> {
@@ -623,6 +627,7 @@ impl Walker<'_> {
         let mut download_before = false;
         let mut local_paths = true;
         let mut home_paths = false;
+        let mut piped = None;
         for (index, command) in pipeline.seq.iter().enumerate() {
             self.stdin = match (index, download_before, local_paths) {
                 (0, _, _) => saved_stdin,
@@ -632,8 +637,22 @@ impl Walker<'_> {
                 (_, false, false) => Stdin::Pipe,
             };
             let start = self.out.len();
+            // What a literal `echo`/`printf` before it prints: the next command's input.
+            self.piped_text = match command {
+                ast::Command::Simple(_) => piped.take(),
+                _ => None,
+            };
             self.command(command, redirects);
+            self.piped_text = None;
             let this = &self.out[start..];
+            piped = match this {
+                [found] => found
+                    .each_form()
+                    .last()
+                    .filter(|form| matches!(&*name_of(form), "echo" | "printf"))
+                    .and_then(crate::printed::printed_known),
+                _ => None,
+            };
             download_before |= this.iter().any(Found::downloads);
             local_paths = match this {
                 [found] if index == 0 => commands::lists_local_paths(found.each_form().last()),
@@ -837,6 +856,16 @@ impl Walker<'_> {
         self.out.push(Found::default());
         let mut argv = Vec::new();
         let mut redirects = inherited.to_vec();
+        if let Some(text) = self.piped_text.take() {
+            // Read like a here-string (`|` marks it as the pipe's): its own redirections
+            // come after and win.
+            redirects.push(Redirect {
+                fd: Some(0),
+                op: "|",
+                target: Arg::literal(text.clone()),
+                body: Some(text),
+            });
+        }
         let mut has_own_redirects = false;
         // Arguments a program reads from a variable set for it (`TF_CLI_ARGS_apply=-destroy
         // terraform apply`): judged as if written after the command's own.
@@ -977,6 +1006,14 @@ impl Walker<'_> {
                     }
                     Fed::Nothing => {}
                 }
+            }
+        }
+        // `echo ~ | xargs rm -rf`: what xargs runs, when its input shows.
+        let forms: Vec<&[Arg]> = found.each_form().collect();
+        let input = found.redirects.iter().rev().find_map(|r| r.body.as_deref());
+        for pair in forms.windows(2) {
+            if let Some(script) = runners::xargs_commands(pair[0], pair[1], input) {
+                scripts.push((script, "xargs".to_owned(), None));
             }
         }
         if unknown.is_none() {
@@ -1689,8 +1726,10 @@ fn script_file(form: &[Arg], bindings: &[(String, Vec<Arg>)]) -> Option<Printed>
 fn printed(found: &[Found]) -> Printed {
     if let [only] = found {
         let form = only.argv.as_slice();
-        if matches!(&*name_of(form), "echo" | "printf") && form.iter().all(|arg| arg.literal) {
-            return Printed::Text(written::printed(form));
+        if matches!(&*name_of(form), "echo" | "printf")
+            && let Some(text) = crate::printed::printed_known(form)
+        {
+            return Printed::Text(text);
         }
         if let Some(name) = commands::program(form)
             && form.first().is_some_and(|first| !first.text.contains('/'))

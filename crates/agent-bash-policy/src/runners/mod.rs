@@ -350,6 +350,87 @@ pub(crate) fn quote_join(words: &[Arg]) -> String {
         .join(" ")
 }
 
+/// The commands `xargs` runs when the line shows its input: `outer` is the `xargs` command,
+/// `inner` the command it runs, `input` what it reads (a here-string, a literal `echo` before
+/// it, a file given as `-a <(printf …)`). Items are split at blanks (or at newlines with
+/// `-I`, at NULs with `-0`); the home directory stays as the shell wrote it.
+pub(crate) fn xargs_commands(outer: &[Arg], inner: &[Arg], input: Option<&str>) -> Option<String> {
+    if program(outer).as_deref() != Some("xargs") || inner.is_empty() {
+        return None;
+    }
+    let mut input = input.map(str::to_owned);
+    let mut replace = None;
+    let mut null = false;
+    let mut words = outer.iter().skip(1).peekable();
+    while let Some(arg) = words.next() {
+        let text = arg.text.as_str();
+        match text {
+            "-0" | "--null" => null = true,
+            "-I" => replace = words.next().map(|arg| arg.text.clone()),
+            "-i" | "--replace" => replace = Some("{}".to_owned()),
+            "-a" => {
+                input = words
+                    .next()
+                    .and_then(|arg| match arg.printed.as_deref() {
+                        Some(crate::words::Printed::Text(text)) => Some(text.clone()),
+                        _ => None,
+                    })
+                    .or(input)
+            }
+            _ if text.starts_with("-I") && text.len() > 2 => replace = Some(text[2..].to_owned()),
+            _ if text.starts_with("--replace=") => {
+                replace = Some(text["--replace=".len()..].to_owned());
+            }
+            _ => {}
+        }
+    }
+    let input = input?;
+    let item = |text: &str| {
+        let home =
+            text.starts_with('~') || text.starts_with("$HOME") || text.starts_with("${HOME}");
+        Arg {
+            text: text.to_owned(),
+            literal: !home,
+            ..Arg::default()
+        }
+    };
+    let items: Vec<&str> = if null {
+        input.split('\0').collect()
+    } else if replace.is_some() {
+        input.lines().collect()
+    } else {
+        input.split_whitespace().collect()
+    };
+    let items: Vec<&str> = items
+        .into_iter()
+        .filter(|item| !item.trim().is_empty())
+        .collect();
+    let lines: Vec<String> = match replace {
+        Some(marker) => items
+            .iter()
+            .map(|value| {
+                let words: Vec<Arg> = inner
+                    .iter()
+                    .map(|arg| {
+                        if arg.text.contains(&marker) {
+                            item(&arg.text.replace(&marker, value.trim()))
+                        } else {
+                            arg.clone()
+                        }
+                    })
+                    .collect();
+                quote_join(&words)
+            })
+            .collect(),
+        None => {
+            let mut words = inner.to_vec();
+            words.extend(items.iter().map(|value| item(value)));
+            vec![quote_join(&words)]
+        }
+    };
+    Some(lines.join("\n"))
+}
+
 /// True if `form` runs commands made from its input or its data: `awk` calling `system` or
 /// a pipe with a value built at run time, `sed` with the `e` command or flag, `xargs`
 /// handing its input to a shell script.
