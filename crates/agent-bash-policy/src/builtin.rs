@@ -986,6 +986,14 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
         return form.iter().skip(1).any(|arg| arg.download);
     }
     let reads_stdin = match commands::program_source(form) {
+        // Database shells run their input's shell escapes (`.shell`, `\!`, `system`).
+        None if commands::input_reaches_shell(&name(form))
+            && !form
+                .iter()
+                .any(|arg| matches!(arg.text.as_str(), "-c" | "-e" | "--command" | "-f")) =>
+        {
+            true
+        }
         // `bash /dev/fd/3 3< <(curl …)`: the script is what the redirection of fd 3 reads.
         Some(ProgramSource::File(arg)) if fd_path(&arg.text).is_some() => {
             let fd = fd_path(&arg.text);

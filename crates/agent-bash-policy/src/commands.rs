@@ -1447,6 +1447,15 @@ fn env_split_string(form: &[Arg]) -> Option<(String, usize)> {
 }
 
 /// True for commands that fetch data from the network to standard output.
+/// True for programs whose input language has a command that runs the shell: database
+/// shells (`.shell`, `.system`, `\!`, `system`) and debuggers (`shell`, `!`).
+pub(crate) fn input_reaches_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sqlite3" | "duckdb" | "psql" | "mysql" | "mariadb" | "gdb" | "lldb" | "ed" | "ex"
+    )
+}
+
 /// True for a variable whose value a program reads as more arguments of its own
 /// (`TF_CLI_ARGS`, `TF_CLI_ARGS_apply`).
 pub(crate) fn adds_arguments(variable: &str) -> bool {
@@ -1456,7 +1465,7 @@ pub(crate) fn adds_arguments(variable: &str) -> bool {
 pub(crate) fn is_downloader(name: &str) -> bool {
     matches!(
         name,
-        "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "aria2c"
+        "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "aria2c" | "tftp"
     )
 }
 

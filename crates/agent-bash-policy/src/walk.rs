@@ -964,6 +964,12 @@ impl Walker<'_> {
                 scripts.push((script, label, None));
             }
             scripts.extend(code_scripts(&found, form));
+            if let Some(recipes) = runners::stdin_makefile(form)
+                .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
+                .flatten()
+            {
+                scripts.push((runners::make_recipes(recipes), "make -f -".to_owned(), None));
+            }
             self.bindings.extend(nameref_bindings(form));
             if let Some(reason) = unseen_program_file(form) {
                 unknown.get_or_insert(reason);
@@ -1070,6 +1076,14 @@ impl Walker<'_> {
                             scripts.push((script, label, None));
                         }
                     }
+                    written::Content::Known(text)
+                        if found
+                            .each_form()
+                            .any(|form| matches!(&*name_of(form), "make" | "gmake")) =>
+                    {
+                        let label = format!("{ran} (makefile written above)");
+                        scripts.push((runners::make_recipes(&text), label, None));
+                    }
                     written::Content::Known(text) if written::is_shell_script(found, &text) => {
                         scripts.push((text, format!("{ran} (written above)"), None));
                     }
@@ -1086,6 +1100,13 @@ impl Walker<'_> {
                     written::Content::Download => found.runs_download = true,
                     // A script of a repository just cloned, run by its path: code from the
                     // network, as a download is.
+                    // Building it (`make -C DIR`) is how sources are installed: a person
+                    // decides.
+                    written::Content::Clone if ran.ends_with("/Makefile") => {
+                        unknown.get_or_insert_with(|| {
+                            format!("builds `{ran}` of a repository cloned from the network in this command")
+                        });
+                    }
                     written::Content::Clone => found.runs_download = true,
                     // A copy of a system program under another name: the program's rules.
                     written::Content::Program(program) => {

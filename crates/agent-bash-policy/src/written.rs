@@ -50,6 +50,11 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
         let name = commands::program_name(form).unwrap_or_default();
         let name = name.as_ref();
         let downloads = commands::is_downloader(name) || name == "lwp-download";
+        out.extend(
+            code_downloads(form)
+                .into_iter()
+                .map(|path| (path, Content::Download)),
+        );
         if !writes_by_redirect && !downloads && !WRITERS.contains(&name) {
             continue;
         }
@@ -77,6 +82,7 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                     .map(|path| (path, Content::Download)),
             );
         }
+
         let operands: Vec<&Arg> = form
             .iter()
             .skip(1)
@@ -140,6 +146,36 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
     out
 }
 
+/// Files interpreter code downloads to (`copy("http://…", "/tmp/x")` in PHP,
+/// `urlretrieve(URL, "x")` in Python): the path literals of code that names a URL and a
+/// call that saves one.
+fn code_downloads(form: &[Arg]) -> Vec<String> {
+    let Some(ProgramSource::Inline(code)) = commands::program_source(form) else {
+        return Vec::new();
+    };
+    let code = code.text.as_str();
+    let saves = [
+        "copy(",
+        "urlretrieve(",
+        "file_put_contents(",
+        "download_file(",
+        "download(",
+    ]
+    .iter()
+    .any(|call| code.contains(call));
+    if !saves || !(code.contains("http://") || code.contains("https://")) {
+        return Vec::new();
+    }
+    code.split(['"', '\''])
+        .skip(1)
+        .step_by(2)
+        .filter(|literal| {
+            (literal.starts_with('/') || literal.starts_with("./")) && !literal.contains(' ')
+        })
+        .map(key)
+        .collect()
+}
+
 /// True if `form` reads an archive the line downloaded (`tar xf a.tgz` after `curl -o a.tgz`).
 fn reads_written_download(form: &[Arg], earlier: &[(String, Content)]) -> bool {
     form.iter()
@@ -161,6 +197,7 @@ fn download_outputs(name: &str, form: &[Arg]) -> Vec<String> {
         let text = arg.text.as_str();
         let value = match (name, text) {
             ("curl", "-o" | "--output")
+            | ("tftp", "-l" | "-r")
             | ("wget", "-O" | "--output-document")
             | ("aria2c", "-o" | "--out") => words.next().map(|arg| arg.text.clone()),
             ("curl", "-O" | "--remote-name") => url_name(),
@@ -266,6 +303,14 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
                 })
                 .map(|pair| pair[1].text.clone()),
         );
+        // `make -C DIR`: the makefile of DIR.
+        if matches!(name.as_ref(), "make" | "gmake") {
+            out.extend(
+                form.windows(2)
+                    .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory"))
+                    .map(|pair| format!("{}/Makefile", pair[1].text.trim_end_matches('/'))),
+            );
+        }
         if commands::program(form).as_deref() == Some("git")
             && form.iter().any(|arg| {
                 matches!(

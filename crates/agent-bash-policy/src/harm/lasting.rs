@@ -438,6 +438,9 @@ fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
     {
         return Some(body);
     }
+    if let Some((_, text)) = sql_copies(found, form).into_iter().next() {
+        return text;
+    }
     match &*name(form) {
         "echo" | "printf" => Some(
             form.iter()
@@ -501,6 +504,51 @@ fn sets_environment_only(line: &str) -> bool {
             || line.starts_with("[ -") && line.contains("] && source "))
 }
 
+/// Files a database shell writes with SQL's `COPY (SELECT 'text') TO 'path'` (DuckDB,
+/// PostgreSQL) or `.output path` (SQLite): each path, with the text when one literal is
+/// all the query selects.
+fn sql_copies(found: &Found, form: &[Arg]) -> Vec<(String, Option<String>)> {
+    if !matches!(&*name(form), "duckdb" | "sqlite3" | "psql") {
+        return Vec::new();
+    }
+    let texts = form.iter().skip(1).map(|arg| arg.text.as_str()).chain(
+        found
+            .redirects
+            .iter()
+            .filter_map(|redirect| redirect.body.as_deref()),
+    );
+    let quoted = |text: &str| {
+        let rest = text.trim_start().strip_prefix('\'')?;
+        rest.split_once('\'').map(|(inside, _)| inside.to_owned())
+    };
+    let mut out = Vec::new();
+    for text in texts {
+        let upper = text.to_ascii_uppercase();
+        if let Some(copy) = upper.find("COPY")
+            && let Some(to) = upper[copy..].find(" TO ")
+            && let Some(target) = quoted(&text[copy + to + 4..])
+        {
+            let selected = upper[copy..copy + to]
+                .find("SELECT")
+                .and_then(|at| quoted(&text[copy + at + 6..]));
+            out.push((
+                crate::builtin::home_spellings(&target).into_owned(),
+                selected,
+            ));
+        }
+        for line in text.lines() {
+            if let Some(target) = line
+                .trim_start()
+                .strip_prefix(".output ")
+                .or_else(|| line.trim_start().strip_prefix(".once "))
+            {
+                out.push((target.trim().to_owned(), None));
+            }
+        }
+    }
+    out
+}
+
 /// A reason to ask when `form` writes a shell start-up file with text that is not known.
 pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
@@ -519,6 +567,13 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
         "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
         "sed", "perl", "find",
     ];
+    let copies = sql_copies(found, form);
+    if !copies.is_empty() {
+        return copies
+            .into_iter()
+            .map(|(target, _)| home_of_someone(&path(&target)))
+            .collect();
+    }
     if !found.redirects.iter().any(|redirect| redirect.writes())
         && form
             .first()

@@ -244,7 +244,36 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
         "ping" | "ping6" | "traceroute" => hosts(),
         "curl" | "wget" | "http" | "https" | "xh" | "httpie" | "aria2c" | "lwp-request"
         | "POST" | "PUT" => hosts(),
-        "scp" | "sftp" | "rsync" => form.iter().skip(1).any(|arg| {
+        // sftp names the host alone (`sftp user@host`): its last operand.
+        "sftp" => form
+            .iter()
+            .skip(1)
+            .enumerate()
+            .filter(|(at, arg)| {
+                !arg.text.starts_with('-')
+                    && !matches!(
+                        form[*at].text.as_str(),
+                        "-b" | "-F"
+                            | "-i"
+                            | "-o"
+                            | "-P"
+                            | "-s"
+                            | "-S"
+                            | "-B"
+                            | "-c"
+                            | "-D"
+                            | "-J"
+                            | "-l"
+                            | "-R"
+                            | "-X"
+                    )
+            })
+            .last()
+            .is_some_and(|(_, arg)| {
+                let host = arg.text.split(':').next().unwrap_or("");
+                !is_loopback(host.rsplit('@').next().unwrap_or(host))
+            }),
+        "scp" | "rsync" => form.iter().skip(1).any(|arg| {
             arg.text.split_once(':').is_some_and(|(host, _)| {
                 !host.is_empty()
                     && !host.contains('/')
@@ -448,7 +477,32 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                         && secret(&pair[1].text)
                 })
             }
-            "scp" | "rsync" | "sftp" => operands(form).any(|arg| secret(&arg.text)),
+            "scp" | "rsync" => operands(form).any(|arg| secret(&arg.text)),
+            // A batch (`-b FILE`, `-b -` on input) whose `put` lines upload a credential.
+            "sftp" => {
+                let batch =
+                    form.windows(2)
+                        .find(|pair| pair[0].text == "-b")
+                        .and_then(|pair| {
+                            match (pair[1].text.as_str(), pair[1].printed.as_deref()) {
+                                (_, Some(crate::words::Printed::Text(text))) => Some(text.clone()),
+                                ("-", _) => found
+                                    .redirects
+                                    .iter()
+                                    .rev()
+                                    .find_map(|redirect| redirect.body.clone()),
+                                _ => None,
+                            }
+                        });
+                operands(form).any(|arg| secret(&arg.text))
+                    || batch.is_some_and(|text| {
+                        text.lines().any(|line| {
+                            let mut words = line.split_whitespace();
+                            matches!(words.next(), Some("put" | "mput" | "reput"))
+                                && words.any(secret)
+                        })
+                    })
+            }
             "gh" => operands(form).any(|arg| secret(&arg.text)),
             _ => false,
         };

@@ -344,8 +344,14 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
             })
         }
         "vault" => has_word("delete") || has_word("destroy"),
+        // The SQL on the command line, or fed on input (`echo 'DROP …' | psql`).
         "psql" | "mysql" | "mariadb" | "sqlcmd" | "cockroach" | "clickhouse-client" => {
             words.iter().any(|word| is_destructive_sql(word))
+                || found
+                    .redirects
+                    .iter()
+                    .filter_map(|redirect| redirect.body.as_deref())
+                    .any(is_destructive_sql)
         }
         "mongo" | "mongosh" => words
             .iter()

@@ -290,6 +290,29 @@ fn code_harm(code: &str) -> Vec<String> {
         };
         found.push(format!("cp /dev/null {target}"));
     }
+    // Cloud objects deleted through an SDK: said as the CLI's delete.
+    if code.contains("boto3")
+        && [
+            ".delete()",
+            "delete_bucket(",
+            "delete_objects(",
+            "delete_db_instance(",
+            "delete_table(",
+            "terminate_instances(",
+        ]
+        .iter()
+        .any(|call| compact.contains(call))
+    {
+        found.push("aws s3 rb s3://bucket --force".to_owned());
+    }
+    // A kernel module loaded by the raw system call (313 is finit_module, 175 init_module on
+    // x86_64).
+    if ["syscall(313", "syscall(175", "finit_module", "init_module("]
+        .iter()
+        .any(|call| compact.contains(call))
+    {
+        found.push("insmod module.ko".to_owned());
+    }
     const SHELLING: &[&str] = &[
         "os:cmd(",
         ".execute()",

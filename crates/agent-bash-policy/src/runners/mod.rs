@@ -350,6 +350,80 @@ pub(crate) fn quote_join(words: &[Arg]) -> String {
         .join(" ")
 }
 
+/// True if `form` is `make` reading its makefile from standard input (`make -f -`).
+pub(crate) fn stdin_makefile(form: &[Arg]) -> bool {
+    matches!(program(form).as_deref(), Some("make" | "gmake"))
+        && form.iter().enumerate().any(|(at, arg)| {
+            let value = match arg.text.as_str() {
+                "-f" | "--file" | "--makefile" => form.get(at + 1).map(|next| next.text.as_str()),
+                text => text
+                    .strip_prefix("--file=")
+                    .or_else(|| text.strip_prefix("--makefile="))
+                    .or_else(|| text.strip_prefix("-f").filter(|rest| !rest.is_empty())),
+            };
+            matches!(value, Some("-" | "/dev/stdin"))
+        })
+}
+
+/// The shell text of a makefile's recipes: tab-led lines and what follows `;` on a rule
+/// line, without the `@`/`-`/`+` prefixes, make's `$(VAR)` read as the shell's `$VAR`,
+/// `$(shell …)` as `$(…)` and `$$` as `$`.
+pub(crate) fn make_recipes(makefile: &str) -> String {
+    let mut recipes = Vec::new();
+    for line in makefile.lines() {
+        let recipe = if let Some(recipe) = line.strip_prefix('\t') {
+            recipe
+        } else if let Some((rule, recipe)) = line.split_once(';')
+            && rule.contains(':')
+            && !rule.contains('=')
+        {
+            recipe
+        } else {
+            continue;
+        };
+        let recipe = recipe.trim_start().trim_start_matches(['@', '-', '+']);
+        recipes.push(make_variables(recipe));
+    }
+    recipes.join("\n")
+}
+
+/// make's references read as the shell's: `$(HOME)` and `${HOME}` as `$HOME`, `$(shell X)` as
+/// `$(X)`, `$$` as `$`.
+fn make_variables(recipe: &str) -> String {
+    let mut out = String::with_capacity(recipe.len());
+    let mut rest = recipe;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+            continue;
+        }
+        let close = match after.chars().next() {
+            Some('(') => after.find(')'),
+            Some('{') => after.find('}'),
+            _ => None,
+        };
+        match close {
+            Some(close) => {
+                let inside = &after[1..close];
+                match inside.strip_prefix("shell ") {
+                    Some(command) => out.push_str(&format!("$({command})")),
+                    None => out.push_str(&format!("${{{inside}}}")),
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The commands `xargs` runs when the line shows its input: `outer` is the `xargs` command,
 /// `inner` the command it runs, `input` what it reads (a here-string, a literal `echo` before
 /// it, a file given as `-a <(printf …)`). Items are split at blanks (or at newlines with
