@@ -77,8 +77,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "fork-bomb",
-        description: "a function that calls itself in the background or twice in one pipeline (:(){ :|:& };:)",
-        reason: "a function that keeps spawning copies of itself exhausts the machine (fork bomb)",
+        description: "a function that calls itself in the background or twice in one pipeline (:(){ :|:& };:), or an endless loop that starts a background command each turn and never waits",
+        reason: "a function or loop that keeps starting processes without end exhausts the machine (fork bomb)",
         test: fork_bomb,
     },
     Builtin {
@@ -131,8 +131,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "privilege",
-        description: "setuid/setgid modes, setcap, joining sudo/wheel/docker, visudo, writes to sudoers, passwd, shadow, ld.so.preload, cron, systemd units, PAM, ~/.ssh/authorized_keys",
-        reason: "this grants privileges or plants code that runs later as another user or at login",
+        description: "setuid/setgid modes, setcap, joining sudo/wheel/docker, visudo, writes to sudoers, passwd, shadow, ld.so.preload, cron, systemd units, PAM, ~/.ssh/authorized_keys, /etc/hosts pointed elsewhere; administrator rights on a cloud account or repository",
+        reason: "this grants privileges (here or on a remote account) or plants code that runs later as another user or at login",
         test: harm::privilege,
     },
     Builtin {

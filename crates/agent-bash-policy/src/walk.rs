@@ -646,11 +646,15 @@ impl Walker<'_> {
             self.piped_text = None;
             let this = &self.out[start..];
             piped = match this {
-                [found] => found
-                    .each_form()
-                    .last()
-                    .filter(|form| matches!(&*name_of(form), "echo" | "printf"))
-                    .and_then(crate::printed::printed_known),
+                [found] => found.each_form().last().and_then(|form| {
+                    match &*name_of(form) {
+                        "echo" | "printf" => crate::printed::printed_known(form),
+                        // Each line is the format with a ref's fields: the format shows
+                        // what kind of line it is (`delete %(refname)`).
+                        "git" => for_each_ref_format(form),
+                        _ => None,
+                    }
+                }),
                 _ => None,
             };
             download_before |= this.iter().any(Found::downloads);
@@ -751,10 +755,21 @@ impl Walker<'_> {
                     self.compound_list(&other.body, redirects);
                 }
             }
-            ast::CompoundCommand::WhileClause(clause)
-            | ast::CompoundCommand::UntilClause(clause) => {
+            ast::CompoundCommand::WhileClause(clause) => {
                 self.compound_list(&clause.0, redirects);
+                let start = self.out.len();
                 self.compound_list(&clause.1.list, redirects);
+                if endless(&clause.0, ":") {
+                    mark_background_flood(&mut self.out[start..], &clause.1.list);
+                }
+            }
+            ast::CompoundCommand::UntilClause(clause) => {
+                self.compound_list(&clause.0, redirects);
+                let start = self.out.len();
+                self.compound_list(&clause.1.list, redirects);
+                if endless(&clause.0, "false") {
+                    mark_background_flood(&mut self.out[start..], &clause.1.list);
+                }
             }
             // A coprocess reads what the shell writes to it later (`>&${COPROC[1]}`).
             ast::CompoundCommand::Coprocess(coprocess) => {
@@ -964,6 +979,19 @@ impl Walker<'_> {
                 scripts.push((script, label, None));
             }
             scripts.extend(code_scripts(&found, form));
+            if let Some(steps) = runners::stdin_dockerfile(form)
+                .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
+                .flatten()
+            {
+                // The steps run in the image, not on this machine: only what they send out
+                // (a build secret posted elsewhere) is judged here.
+                for step in Walker::default().walk(&runners::dockerfile_runs(steps)) {
+                    if step.each_form().any(|form| harm::sends(&step, form)) {
+                        let label = "docker build -f - (RUN)".to_owned();
+                        scripts.push((runners::quote_join(&step.argv), label, None));
+                    }
+                }
+            }
             if let Some(recipes) = runners::stdin_makefile(form)
                 .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
                 .flatten()
@@ -1945,6 +1973,60 @@ fn fed_script(found: &Found) -> Fed {
         Fed::Unseen
     } else {
         Fed::Nothing
+    }
+}
+
+/// The `--format` of `git for-each-ref`, as the template of every line it prints.
+fn for_each_ref_format(form: &[Arg]) -> Option<String> {
+    if !form.iter().any(|arg| arg.text == "for-each-ref") {
+        return None;
+    }
+    form.iter().enumerate().find_map(|(at, arg)| {
+        let value = match arg.text.strip_prefix("--format=") {
+            Some(value) => value,
+            None if arg.text == "--format" => &form.get(at + 1)?.text,
+            None => return None,
+        };
+        Some(format!("{value}\n"))
+    })
+}
+
+/// True if a loop's condition never changes: `:` or `true` for `while` (`constant` is `:`),
+/// `false` for `until`.
+fn endless(condition: &ast::CompoundList, constant: &str) -> bool {
+    let [ast::CompoundListItem(and_or, _)] = condition.0.as_slice() else {
+        return false;
+    };
+    let [command] = and_or.first.seq.as_slice() else {
+        return false;
+    };
+    and_or.additional.is_empty()
+        && called_name(command).is_some_and(|name| match constant {
+            ":" => matches!(name.as_str(), ":" | "true"),
+            _ => name == "false",
+        })
+}
+
+/// Marks as fork bombs the background commands of an endless loop's body that neither
+/// waits nor stops (`while :; do sh -c 'sleep 1000' & done`): each turn adds a process, with
+/// no end.
+fn mark_background_flood(body: &mut [Found], list: &ast::CompoundList) {
+    let starts_background = list
+        .0
+        .iter()
+        .any(|item| matches!(item.1, ast::SeparatorOperator::Async));
+    let paced = body.iter().any(|found| {
+        found.argv.first().is_some_and(|first| {
+            matches!(
+                first.text.as_str(),
+                "wait" | "sleep" | "break" | "exit" | "return" | "read" | "inotifywait"
+            )
+        }) && !found.fans_out
+    });
+    if starts_background && !paced {
+        for found in body.iter_mut().filter(|found| found.fans_out) {
+            found.fork_bomb = true;
+        }
     }
 }
 

@@ -434,6 +434,19 @@ pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
                     && rest.get(1).is_some_and(|target| {
                         is_protected_branch(target.trim_start_matches("refs/heads/"))
                     })
+                    // `--stdin` fed `delete` lines for every ref (`git for-each-ref
+                    // --format='delete %(refname)' | git update-ref --stdin`).
+                    || rest.contains(&"--stdin")
+                        && found
+                            .redirects
+                            .iter()
+                            .filter_map(|redirect| redirect.body.as_deref())
+                            .any(|body| {
+                                body.lines().any(|line| {
+                                    line.trim_start().starts_with("delete ")
+                                        && (line.contains("%(refname)") || line.contains("refs/heads/main") || line.contains("refs/heads/master"))
+                                })
+                            })
             });
             let deletes_branch = after("branch").is_some_and(|rest| {
                 rest.iter()

@@ -125,6 +125,8 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     }))
         }
         "visudo" | "vipw" | "vigr" | "chpasswd" | "newusers" => true,
+        // Administrator rights granted on a cloud account or a repository.
+        "aws" | "gcloud" | "az" | "gh" => grants_admin(form),
         // A password typed into the line for a root shell (`echo pw | sudo -S su -`).
         "sudo"
             if has(form, &["-S", "--stdin"])
@@ -206,6 +208,52 @@ fn maps_away(text: &str) -> bool {
                 .parse::<std::net::IpAddr>()
                 .is_ok_and(|ip| !ip.is_loopback() && !ip.is_unspecified())
     })
+}
+
+/// True if `form` grants administrator rights on a remote system: an AWS administrator or
+/// IAM policy attached, a Google Cloud owner or editor role, an Azure Owner or
+/// Contributor role, a repository collaborator made admin or maintainer.
+fn grants_admin(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let has = |word: &str| words.contains(&word);
+    let mentions = |needle: &str| words.iter().any(|word| word.contains(needle));
+    match &*name(form) {
+        "aws" => {
+            has("iam")
+                && words.iter().any(|word| {
+                    matches!(
+                        *word,
+                        "attach-user-policy" | "attach-role-policy" | "attach-group-policy"
+                    )
+                })
+                && (mentions("AdministratorAccess") || mentions("IAMFullAccess"))
+                || (has("iam")
+                    && words
+                        .iter()
+                        .any(|word| word.starts_with("put-") && word.ends_with("-policy"))
+                    && words
+                        .iter()
+                        .any(|word| word.replace(' ', "").contains("\"Action\":\"*\"")))
+        }
+        "gcloud" => {
+            mentions("add-iam-policy-binding")
+                && (mentions("roles/owner") || mentions("roles/editor"))
+        }
+        "az" => {
+            has("role")
+                && has("assignment")
+                && has("create")
+                && words
+                    .iter()
+                    .any(|word| matches!(*word, "Owner" | "Contributor" | "--role=Owner"))
+        }
+        "gh" => {
+            has("api")
+                && mentions("/collaborators/")
+                && (mentions("permission=admin") || mentions("permission=maintain"))
+        }
+        _ => false,
+    }
 }
 
 /// True if `form` runs a container given the host's root, its configuration or the

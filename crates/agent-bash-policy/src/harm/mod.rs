@@ -138,6 +138,9 @@ pub(crate) fn dev_net_host(text: &str) -> Option<&str> {
 /// Files and directories that hold credentials (`~`-relative, or absolute).
 const SECRETS: &[&str] = &[
     "~/.ssh/id_*",
+    // Where containers and build steps are handed their secrets (Docker, Kubernetes).
+    "/run/secrets",
+    "/var/run/secrets",
     "~/.ssh/identity",
     "~/.aws",
     "~/.netrc",

@@ -356,6 +356,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             const HINTS: &[&str] = &[
                 ".ssh",
                 ".aws",
+                "/secrets",
                 "netrc",
                 "credentials",
                 ".kube",

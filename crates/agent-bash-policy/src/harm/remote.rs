@@ -139,6 +139,35 @@ pub(super) fn is_protected_branch(name: &str) -> bool {
     ) || name.starts_with("release")
 }
 
+/// True if `kubectl exec … -- CMD` runs a recursive delete of an absolute path in the
+/// container, directly or in a `sh -c` text: the data of a running service.
+fn exec_deletes(words: &[&str]) -> bool {
+    let Some(at) = words.iter().position(|word| *word == "--") else {
+        return false;
+    };
+    if !words[..at].contains(&"exec") {
+        return false;
+    }
+    let command: Vec<&str> = words[at + 1..]
+        .iter()
+        .flat_map(|word| word.split_whitespace())
+        .collect();
+    command.windows(2).enumerate().any(|(start, pair)| {
+        pair[0] == "rm"
+            && command[start + 1..]
+                .iter()
+                .take_while(|word| !matches!(**word, ";" | "&&" | "||" | "|"))
+                .any(|word| {
+                    word.starts_with('-') && !word.starts_with("--") && word.contains(['r', 'R'])
+                        || *word == "--recursive"
+                })
+            && command[start + 1..]
+                .iter()
+                .take_while(|word| !matches!(**word, ";" | "&&" | "||" | "|"))
+                .any(|word| word.trim_matches(['"', '\'']).starts_with('/'))
+    })
+}
+
 /// True if `form` destroys something on a remote system through credentials this machine
 /// holds: a forced push, deletion or mirror of a shared branch, `terraform destroy`, a
 /// repository, release, cloud resource, bucket or database deleted.
@@ -234,7 +263,7 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                 || (words.first() == Some(&"secret") && words.get(1) == Some(&"delete"))
         }
         "kubectl" | "oc"
-            if has_word("delete")
+            if (has_word("delete") || exec_deletes(&words))
                 && form.windows(2).any(|pair| {
                     matches!(
                         pair[0].text.as_str(),

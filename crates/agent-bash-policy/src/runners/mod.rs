@@ -350,6 +350,49 @@ pub(crate) fn quote_join(words: &[Arg]) -> String {
         .join(" ")
 }
 
+/// True if `form` builds an image from a Dockerfile read on standard input (`docker build
+/// -f - .`, `docker build -`, `podman build -f-`).
+pub(crate) fn stdin_dockerfile(form: &[Arg]) -> bool {
+    matches!(
+        program(form).as_deref(),
+        Some("docker" | "podman" | "buildah" | "nerdctl")
+    ) && form
+        .iter()
+        .any(|arg| matches!(arg.text.as_str(), "build" | "buildx" | "bud"))
+        && form
+            .iter()
+            .enumerate()
+            .any(|(at, arg)| match arg.text.as_str() {
+                "-f" | "--file" => form.get(at + 1).is_some_and(|next| next.text == "-"),
+                "-f-" | "--file=-" | "-" => true,
+                _ => false,
+            })
+}
+
+/// The shell text of a Dockerfile's `RUN` steps (their `--mount`/`--network` options
+/// left out, continuation lines joined): what the build runs.
+pub(crate) fn dockerfile_runs(dockerfile: &str) -> String {
+    let joined = dockerfile.replace("\\\n", " ");
+    joined
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let rest = line
+                .strip_prefix("RUN ")
+                .or_else(|| line.strip_prefix("run "))?;
+            let mut rest = rest.trim_start();
+            while rest.starts_with("--") {
+                rest = rest
+                    .split_once(' ')
+                    .map_or("", |(_, tail)| tail)
+                    .trim_start();
+            }
+            Some(rest.to_owned())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// True if `form` is `make` reading its makefile from standard input (`make -f -`).
 pub(crate) fn stdin_makefile(form: &[Arg]) -> bool {
     matches!(program(form).as_deref(), Some("make" | "gmake"))

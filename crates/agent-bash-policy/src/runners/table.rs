@@ -166,6 +166,8 @@ pub(super) const RUNNERS: &[Runner] = &[
         text: &["-s", "--shell"],
         ..run(&["cargo"], &["watch"])
     },
+    // `kubectl exec POD -- CMD…`: the command runs in the pod.
+    after(&["kubectl", "oc"], &["exec"], &["--"]),
     after(&["nix"], &["develop"], &["-c", "--command"]),
     after(&["nix"], &["shell"], &["-c", "--command"]),
     text(&["nix-shell"], &["--run", "--command"]),
