@@ -980,6 +980,10 @@ pub(crate) struct Launch {
 pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
     let name = program(form)?;
     match name.as_str() {
+        // `eval "$(ssh-agent -s)"`: the setup code a known tool prints for the shell.
+        "eval" if form.len() == 2 && prints_shell_setup(&form[1].text) => {
+            transparent(":".to_owned(), "eval")
+        }
         "eval" if form.len() > 1 => transparent(joined(&form[1..]), "eval"),
         _ if is_shell(&name) => shell_launch(&name, form),
         "trap" => trap_launch(form),
@@ -998,6 +1002,50 @@ pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
         "watch" => watch_launch(form),
         "ssh" => ssh_launch(form),
         _ => None,
+    }
+}
+
+/// True if `text` is the output of a tool that prints setup code for the shell it is
+/// evaluated in (`$(ssh-agent -s)`, `$(direnv hook bash)`, `$(pyenv init -)`): what
+/// such tools print is their own, not data from elsewhere.
+fn prints_shell_setup(text: &str) -> bool {
+    let Some(inner) = text
+        .strip_prefix("$(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    else {
+        return false;
+    };
+    if inner.contains(['$', '`', '|', ';', '&', '<', '>']) {
+        return false;
+    }
+    let mut words = inner.split_whitespace();
+    let program = words.next().unwrap_or("");
+    let rest: Vec<&str> = words.collect();
+    match program {
+        "ssh-agent" | "gpg-agent" | "keychain" => true,
+        "direnv" | "zoxide" | "starship" | "pyenv" | "rbenv" | "nodenv" | "goenv" | "jenv"
+        | "fnm" | "mise" | "rtx" | "atuin" | "thefuck" | "opam" | "luarocks" | "dircolors"
+        | "conda" | "mamba" | "micromamba" | "brew" | "fzf" | "rustup" | "gh" | "kubectl" => {
+            rest.iter().any(|word| {
+                matches!(
+                    *word,
+                    "init"
+                        | "hook"
+                        | "env"
+                        | "activate"
+                        | "shellenv"
+                        | "export"
+                        | "path"
+                        | "completion"
+                        | "completions"
+                        | "shell.bash"
+                        | "--bash"
+                        | "-b"
+                        | "-s"
+                )
+            }) || program == "dircolors"
+        }
+        _ => false,
     }
 }
 
@@ -1297,7 +1345,9 @@ pub(crate) fn git_value_script(key: &str, value: &str) -> String {
 
 /// The `(key, value)` option pairs of `form` that may name a command: `-o K=V`/`-oK V` for
 /// ssh, `-e V`/`--rsh=V` for rsync, `-c K=V` for git, `NAME=V` words for `alias`, `env`,
-/// `sudo`. Only literal words count (others are unknown elsewhere or plain data).
+/// `sudo`. Only literal words count (others are unknown elsewhere or plain data), but for
+/// git's `-c`, whose key is written out: a value made at run time (`alias.t="!$T"`) is
+/// walked as written, so what it runs is unknown.
 fn option_values<'a>(form: &'a [Arg], name: &str) -> Vec<(&'a str, &'a str)> {
     let mut pairs = Vec::new();
     let mut index = 1;
@@ -1309,7 +1359,7 @@ fn option_values<'a>(form: &'a [Arg], name: &str) -> Vec<(&'a str, &'a str)> {
         let text = arg.text.as_str();
         let next = form
             .get(index)
-            .filter(|next| next.literal)
+            .filter(|next| next.literal || (name == "git" && text == "-c"))
             .map(|next| next.text.as_str());
         let pair = |setting: &'a str| {
             setting

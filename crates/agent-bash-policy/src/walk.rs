@@ -479,6 +479,12 @@ struct Walker<'a> {
     /// What the command before this one in a pipeline prints, when a literal `echo` or
     /// `printf` shows it: read by the next simple command as its input.
     piped_text: Option<String>,
+    /// Variables `read` or `mapfile` filled from a file or a pipe: arithmetic on them may
+    /// run what the file holds.
+    read_names: Vec<String>,
+    /// How many pipelines fed by a file watcher (`inotifywait -m … | while …`) enclose the
+    /// current point: what runs there runs again on every change.
+    watched: usize,
 }
 
 impl Walker<'_> {
@@ -628,7 +634,9 @@ impl Walker<'_> {
         let mut local_paths = true;
         let mut home_paths = false;
         let mut piped = None;
+        let mut watched = false;
         for (index, command) in pipeline.seq.iter().enumerate() {
+            self.watched += usize::from(index == 1 && watched);
             self.stdin = match (index, download_before, local_paths) {
                 (0, _, _) => saved_stdin,
                 (_, true, _) => Stdin::DownloadPipe,
@@ -645,6 +653,11 @@ impl Walker<'_> {
             self.command(command, redirects);
             self.piped_text = None;
             let this = &self.out[start..];
+            if index == 0 {
+                watched = this
+                    .iter()
+                    .any(|found| found.each_form().any(watches_files));
+            }
             piped = match this {
                 [found] => found.each_form().last().and_then(|form| {
                     match &*name_of(form) {
@@ -671,6 +684,7 @@ impl Walker<'_> {
         }
         self.stdin = saved_stdin;
         self.self_pipelines -= fans_out;
+        self.watched -= usize::from(watched && pipeline.seq.len() > 1);
         self.fanned.truncate(fanned_before);
     }
 
@@ -792,7 +806,7 @@ impl Walker<'_> {
             .map(|chars| chars.iter().collect());
         match source {
             Some(source) if source.starts_with("((") && source.ends_with("))") => {
-                self.scan_text(&arithmetic.expr.value);
+                self.arithmetic_text(&arithmetic.expr.value);
             }
             Some(source) if source.len() >= 2 => {
                 // Drop the outer `(` and `)`: the rest is the inner subshell.
@@ -860,8 +874,46 @@ impl Walker<'_> {
                         | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
                 ) {
                     args.iter().for_each(|arg| self.subscript(arg));
+                    for arg in &args {
+                        if let Some(reason) = self.unseen_arithmetic(&arg.text) {
+                            self.unknown(&arg.text, reason);
+                        }
+                    }
                 }
             }
+        }
+    }
+
+    /// Why arithmetic on `expression` runs what the policy cannot see: it reads a variable
+    /// that `read`/`mapfile` filled from a file or a pipe, or a command substitution's output
+    /// that is a file's text (`$(cat VERSION)`). Bash evaluates such a value as an expression
+    /// again, and `a[$(cmd)]` in it runs `cmd`.
+    fn unseen_arithmetic(&self, expression: &str) -> Option<String> {
+        let trimmed = expression.trim_start_matches(['"', ' ']);
+        if ["$(cat ", "$(<", "$(head ", "$(tail ", "`cat "]
+            .iter()
+            .any(|start| trimmed.starts_with(start))
+        {
+            return Some(format!(
+                "arithmetic on `{expression}`, a file's text: bash evaluates a value such as \
+                 `a[$(cmd)]` in it as code"
+            ));
+        }
+        let name = expression
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|word| self.read_names.iter().any(|name| name == word))?;
+        Some(format!(
+            "arithmetic on `{name}`, read from a file or pipe: bash evaluates a value such as \
+             `a[$(cmd)]` in it as code"
+        ))
+    }
+
+    /// `$((…))` and `((…))`: the commands in the text, and the values it reads that may hold
+    /// more.
+    fn arithmetic_text(&mut self, expression: &str) {
+        self.scan_text(expression);
+        if let Some(reason) = self.unseen_arithmetic(expression) {
+            self.unknown(expression, reason);
         }
     }
 
@@ -979,6 +1031,9 @@ impl Walker<'_> {
                 scripts.push((script, label, None));
             }
             scripts.extend(code_scripts(&found, form));
+            if let Some(names) = names_read_from_data(&found, form) {
+                self.read_names.extend(names);
+            }
             if let Some(steps) = runners::stdin_dockerfile(form)
                 .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
                 .flatten()
@@ -999,6 +1054,20 @@ impl Walker<'_> {
                 scripts.push((runners::make_recipes(recipes), "make -f -".to_owned(), None));
             }
             self.bindings.extend(nameref_bindings(form));
+            if let Some(reason) = unseen_nameref(form) {
+                unknown.get_or_insert(reason);
+            }
+            if self.watched > 0
+                && let Some(commands::ProgramSource::File(script)) = commands::program_source(form)
+            {
+                unknown.get_or_insert_with(|| {
+                    format!(
+                        "runs `{}` on every change a file watcher reports; the file may be \
+                         rewritten between runs",
+                        script.text
+                    )
+                });
+            }
             if let Some(reason) = unseen_program_file(form) {
                 unknown.get_or_insert(reason);
             }
@@ -1586,7 +1655,7 @@ impl Walker<'_> {
                         self.scan_text(inner);
                     }
                 }
-                WordPiece::ArithmeticExpression(expr) => self.scan_text(&expr.value),
+                WordPiece::ArithmeticExpression(expr) => self.arithmetic_text(&expr.value),
                 WordPiece::Text(_)
                 | WordPiece::SingleQuotedText(_)
                 | WordPiece::AnsiCQuotedText(_)
@@ -1651,6 +1720,23 @@ fn nameref_bindings(form: &[Arg]) -> Vec<(String, Vec<Arg>)> {
         }
     }
     bindings
+}
+
+/// Why a `declare -n r="$1"` cannot be followed: the name it refers to is made at run time,
+/// and a subscript in it (`a[$(cmd)]`) runs when `r` is assigned or read.
+fn unseen_nameref(form: &[Arg]) -> Option<String> {
+    let nameref = matches!(&*name_of(form), "declare" | "local" | "typeset")
+        && form
+            .iter()
+            .any(|arg| arg.literal && arg.text.starts_with('-') && arg.text.contains('n'));
+    let arg = form
+        .iter()
+        .skip(1)
+        .find(|arg| nameref && !arg.literal && arg.text.contains('='))?;
+    Some(format!(
+        "`{}` refers to a name made at run time; a subscript in it would run a command",
+        arg.text
+    ))
 }
 
 /// Why the policy cannot know what `found` does, when no name or script says it: a destroyer
@@ -1973,6 +2059,53 @@ fn fed_script(found: &Found) -> Fed {
         Fed::Unseen
     } else {
         Fed::Nothing
+    }
+}
+
+/// The variables `read`/`mapfile`/`readarray` fill when their input is a file or a pipe
+/// (not a here-string the line spells out).
+fn names_read_from_data(found: &Found, form: &[Arg]) -> Option<Vec<String>> {
+    let name = name_of(form);
+    if !matches!(&*name, "read" | "mapfile" | "readarray") {
+        return None;
+    }
+    let from_file = found.redirects.iter().any(|redirect| redirect.op == "<");
+    let spelled = found
+        .redirects
+        .iter()
+        .any(|redirect| redirect.body.is_some());
+    if !(from_file || (found.stdin != Stdin::Inherited && !spelled)) {
+        return None;
+    }
+    let mut names = Vec::new();
+    let mut words = form.iter().skip(1);
+    while let Some(arg) = words.next() {
+        match arg.text.as_str() {
+            "-p" | "-d" | "-n" | "-N" | "-t" | "-u" | "-i" | "-O" | "-s" | "-C" | "-c" => {
+                words.next();
+            }
+            "-a" => names.extend(words.next().map(|arg| arg.text.clone())),
+            text if text.starts_with('-') => {}
+            text => names.push(text.to_owned()),
+        }
+    }
+    if names.is_empty() && name == "read" {
+        names.push("REPLY".to_owned());
+    }
+    Some(names)
+}
+
+/// True if `form` reports file changes without end (`inotifywait -m`, `fswatch`).
+fn watches_files(form: &[Arg]) -> bool {
+    match &*name_of(form) {
+        "inotifywait" => form.iter().any(|arg| {
+            arg.text == "--monitor"
+                || (arg.text.starts_with('-')
+                    && !arg.text.starts_with("--")
+                    && arg.text.contains('m'))
+        }),
+        "fswatch" | "watchman-wait" => true,
+        _ => false,
     }
 }
 

@@ -60,9 +60,6 @@ const NOT_ALLOWED: &[(&str, &str)] = &[
     // `bash -lc "cat <<'PYT'\ndef f(x):…"`: the `\n` are not newlines, so the inner script
     // is one line with a `(` bash rejects.
     ("be9f5d0c5eee1242", "a syntax error in bash too"),
-    // `eval` of a program's output runs whatever it prints: unknown by design.
-    ("df755cbca6dd3fb6", "eval \"$(conda shell.bash hook)\""),
-    ("64a3d8ba7d95cf74", "eval \"$(rbenv init -)\""),
     // Makefile syntax pasted into bash: `$(PHP_EXECUTABLE)` runs a command of that name.
     (
         "c617afa0ac0a6a99",

@@ -249,7 +249,7 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
             .iter()
             .skip(1)
             .enumerate()
-            .filter(|(at, arg)| {
+            .rfind(|(at, arg)| {
                 !arg.text.starts_with('-')
                     && !matches!(
                         form[*at].text.as_str(),
@@ -268,7 +268,6 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
                             | "-X"
                     )
             })
-            .last()
             .is_some_and(|(_, arg)| {
                 let host = arg.text.split(':').next().unwrap_or("");
                 !is_loopback(host.rsplit('@').next().unwrap_or(host))

@@ -601,6 +601,24 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
 pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = program(form)?;
+        // pip builds an archive from a URL by running its setup code; the registry's own
+        // file host is the registry.
+        if matches!(name.as_str(), "pip" | "pip3")
+            && form.iter().any(|arg| arg.text == "install")
+        {
+            let archive = form.iter().skip(1).find(|arg| {
+                let text = arg.text.as_str();
+                (text.starts_with("http://") || text.starts_with("https://"))
+                    && !text.contains("files.pythonhosted.org")
+                    && [".tgz", ".tar.gz", ".whl", ".zip", ".tar.bz2"]
+                        .iter()
+                        .any(|end| text.ends_with(end))
+            })?;
+            return Some(format!(
+                "installs `{}`, a package from a URL rather than a registry, running its build code",
+                archive.text
+            ));
+        }
         if !matches!(
             name.as_str(),
             "uvx" | "npx" | "pipx" | "bunx" | "pnpx" | "uv" | "pnpm" | "yarn"
