@@ -214,7 +214,14 @@ const SYSTEM_DIRS: &[&str] = &[
 /// user's name under `/home` or `/Users`, or nothing (an unquoted `$IFS`), rewritten to what
 /// the rules read (`$HOME`, ``).
 pub(crate) fn home_spellings(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('$') {
+    // Most words name no home and no `IFS`: those stay as they are, uncopied.
+    if !text.contains('$')
+        || ![
+            "HOME", "IFS", "USER", "LOGNAME", "whoami", "id -un", "~", "XDG_",
+        ]
+        .iter()
+        .any(|part| text.contains(part))
+    {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut text = text.replace("${IFS}", "").replace("$IFS", "");

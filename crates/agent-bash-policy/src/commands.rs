@@ -18,8 +18,8 @@ pub(crate) fn basename(word: &str) -> &str {
 }
 
 /// The lower-cased basename of `argv[0]` when it is a plain literal word.
-pub(crate) fn program(argv: &[Arg]) -> Option<String> {
-    program_name(argv).map(std::borrow::Cow::into_owned)
+pub(crate) fn program(argv: &[Arg]) -> Option<std::borrow::Cow<'_, str>> {
+    program_name(argv)
 }
 
 /// [`program`] without a copy in the common case (a lower-case name that stands for
@@ -29,12 +29,24 @@ pub(crate) fn program_name(argv: &[Arg]) -> Option<std::borrow::Cow<'_, str>> {
     if !first.is_plain() {
         return None;
     }
-    let name = basename(&first.text);
+    // One pass over the bytes: where the basename starts, and whether it has capitals.
+    let bytes = first.text.as_bytes();
+    let mut start = 0;
+    let mut upper = false;
+    for (at, byte) in bytes.iter().enumerate() {
+        if *byte == b'/' {
+            start = at + 1;
+            upper = false;
+        } else {
+            upper |= byte.is_ascii_uppercase();
+        }
+    }
+    let name = &first.text[start..];
     if !name.is_empty()
+        && !upper
         && name != "exe"
         && !name.starts_with("ld")
         && !first.text.starts_with("--")
-        && !name.bytes().any(|byte| byte.is_ascii_uppercase())
     {
         return Some(std::borrow::Cow::Borrowed(name));
     }
@@ -648,7 +660,7 @@ pub(crate) fn wrapped_command(argv: &[Arg]) -> Option<usize> {
     }
     let spec = WRAPPERS
         .iter()
-        .find(|spec| spec.names.contains(&name.as_str()))?;
+        .find(|spec| spec.names.contains(&name.as_ref()))?;
     let mut operands_left = spec.operands;
     let mut options_done = false;
     let mut index = 1;
@@ -818,7 +830,7 @@ pub(crate) fn shell_reads_stdin(form: &[Arg]) -> bool {
     let Some(name) = program(form) else {
         return false;
     };
-    match name.as_str() {
+    match name.as_ref() {
         "sudo" | "doas" => shell_mode(form) && wrapped_command(form).is_none(),
         "su" => launch(form).is_none() && !form.iter().any(|arg| is_help(&arg.text)),
         _ => {
@@ -979,7 +991,7 @@ pub(crate) struct Launch {
 /// `su -c TEXT`, `env -S TEXT`, `watch WORDS…`, `ssh HOST WORDS…`.
 pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
     let name = program(form)?;
-    match name.as_str() {
+    match name.as_ref() {
         // `eval "$(ssh-agent -s)"`: the setup code a known tool prints for the shell.
         "eval" if form.len() == 2 && prints_shell_setup(&form[1].text) => {
             transparent(":".to_owned(), "eval")
@@ -1305,7 +1317,7 @@ pub(crate) fn option_scripts(form: &[Arg]) -> Vec<Launch> {
     let values = option_values(form, &name);
     for (key, value) in values {
         let key = key.to_ascii_lowercase();
-        let runs = match name.as_str() {
+        let runs = match name.as_ref() {
             "ssh" | "scp" | "sftp" => matches!(
                 key.as_str(),
                 "proxycommand" | "localcommand" | "knownhostscommand"
@@ -1412,7 +1424,7 @@ pub(crate) fn evaluated_names(form: &[Arg]) -> Vec<&Arg> {
         return Vec::new();
     };
     let args = form.iter().skip(1);
-    match name.as_str() {
+    match name.as_ref() {
         "let" => args.collect(),
         "declare" | "typeset" | "local" | "export" | "readonly" | "read" | "unset" | "wait"
         | "mapfile" | "readarray" | "getopts" | "printf" | "test" | "[" => {
@@ -1431,7 +1443,7 @@ pub(crate) fn changes_what_names_run(form: &[Arg]) -> Option<String> {
             .skip(1)
             .any(|arg| arg.text.starts_with('-') && arg.text.contains(flag))
     };
-    let reason = match name.as_str() {
+    let reason = match name.as_ref() {
         "hash" if has("p") => "`hash -p` makes a command name run another program",
         "enable" if has("f") => "`enable -f` loads a builtin from a file",
         "git"

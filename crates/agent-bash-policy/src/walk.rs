@@ -184,7 +184,7 @@ fn mark_network(found: &mut [Found]) {
         one.downloads()
             || one.each_form().any(|form| {
                 commands::program(form).is_some_and(|name| {
-                    matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet")
+                    matches!(name.as_ref(), "nc" | "ncat" | "netcat" | "socat" | "telnet")
                 })
             })
             || one.redirects.iter().any(|redirect| {
@@ -293,20 +293,33 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
         .filter(|via| via.ends_with("()"))
         .collect();
     let mut calls: HashMap<String, Vec<Vec<Arg>>> = HashMap::new();
-    for one in found.iter() {
-        if let Some(first) = one.argv.first().filter(|first| first.is_plain()) {
-            let label = format!("{}()", first.text);
-            if labels.contains(label.as_str()) {
-                calls.entry(label).or_default().push(one.argv[1..].to_vec());
+    if !labels.is_empty() {
+        for one in found.iter() {
+            if let Some(first) = one.argv.first().filter(|first| first.is_plain())
+                && let Some(label) = labels
+                    .iter()
+                    .find(|label| label.strip_suffix("()") == Some(first.text.as_str()))
+            {
+                calls
+                    .entry((*label).to_owned())
+                    .or_default()
+                    .push(one.argv[1..].to_vec());
             }
         }
     }
     for one in found.iter_mut() {
-        if !one
-            .argv
-            .iter()
-            .any(|arg| !arg.literal && arg.text.contains('$'))
-        {
+        // Only commands with an argument naming a bound variable, or a positional parameter
+        // of a function the text calls, change.
+        let in_call = one.via.iter().any(|via| calls.contains_key(via));
+        let bound = one.argv.iter().enumerate().any(|(index, arg)| {
+            !arg.literal
+                && !one.forms.contains(&index)
+                && arg.text.contains('$')
+                && variables_named(&arg.text).into_iter().any(|name| {
+                    by_name.contains_key(name) || (in_call && name.parse::<usize>().is_ok())
+                })
+        });
+        if !bound {
             continue;
         }
         let positional: Vec<&Vec<Arg>> = one
@@ -414,7 +427,7 @@ fn assigns_unnamed_variables(found: &Found) -> bool {
             return false;
         };
         let arguments = || form.iter().skip(1);
-        match name.as_str() {
+        match name.as_ref() {
             "source" | "." | "eval" => true,
             "declare" | "typeset" | "local" | "export" | "readonly" | "read" | "printf"
             | "mapfile" | "readarray" | "getopts" | "unset" | "let" => arguments().any(|arg| {
@@ -1985,7 +1998,7 @@ fn name_of(form: &[Arg]) -> std::borrow::Cow<'_, str> {
 /// The code an interpreter is given on its command line (`python -c CODE`, `awk 'PROGRAM'`).
 fn inline_code(form: &[Arg]) -> Option<String> {
     let name = commands::program(form)?;
-    if matches!(name.as_str(), "awk" | "gawk" | "mawk" | "nawk") {
+    if matches!(name.as_ref(), "awk" | "gawk" | "mawk" | "nawk") {
         return form
             .iter()
             .skip(1)
@@ -2302,7 +2315,7 @@ fn xargs_feeds_a_destroyer(found: &Found) -> Option<(String, bool)> {
                         && text.contains(['r', 'R']))
             })
         };
-        let destroys = match name.as_str() {
+        let destroys = match name.as_ref() {
             "rm" | "chmod" | "chown" | "chgrp" => recursive(),
             "shred" | "wipefs" | "blkdiscard" | "dd" | "kill" => true,
             other => builtin::makes_file_system(other),
@@ -2319,7 +2332,7 @@ fn xargs_feeds_a_destroyer(found: &Found) -> Option<(String, bool)> {
             .skip(1)
             .filter(|arg| !arg.text.starts_with('-') && arg.text != "{}")
             .count();
-        let files_only = matches!(name.as_str(), "rm" | "chmod" | "chown" | "chgrp")
+        let files_only = matches!(name.as_ref(), "rm" | "chmod" | "chown" | "chgrp")
             && found.stdin == Stdin::LocalPaths
             && !from_file
             && operands <= own_operands;

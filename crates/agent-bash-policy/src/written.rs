@@ -298,7 +298,7 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
                 })
                 .filter(|_| {
                     commands::program(form).is_some_and(|name| {
-                        commands::is_shell(&name) || matches!(name.as_str(), "make" | "ssh")
+                        commands::is_shell(&name) || matches!(name.as_ref(), "make" | "ssh")
                     })
                 })
                 .map(|pair| pair[1].text.clone()),

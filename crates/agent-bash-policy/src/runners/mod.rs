@@ -122,7 +122,7 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
     // `xterm -e 'rm -rf x'`: one word holding spaces where a command goes is shell text.
     for start in command_starts(form) {
         if start + 1 == form.len() && form[start].text.contains(' ') {
-            found.push((form[start].text.clone(), name.clone()));
+            found.push((form[start].text.clone(), name.to_string()));
         }
     }
     let mut index = at;
@@ -162,7 +162,7 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
             }
         }
         if runner.rest == Rest::EachText && !text.starts_with('-') {
-            found.push((arg.text.clone(), name.clone()));
+            found.push((arg.text.clone(), name.to_string()));
         }
     }
     found
@@ -555,7 +555,7 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
     let Some(name) = program(form) else {
         return false;
     };
-    match name.as_str() {
+    match name.as_ref() {
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => form.iter().skip(1).any(|arg| {
             let code = arg.text.as_str();
             (code.contains("system(")
@@ -603,7 +603,7 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
         let name = program(form)?;
         // pip builds an archive from a URL by running its setup code; the registry's own
         // file host is the registry.
-        if matches!(name.as_str(), "pip" | "pip3")
+        if matches!(name.as_ref(), "pip" | "pip3")
             && form.iter().any(|arg| arg.text == "install")
         {
             let archive = form.iter().skip(1).find(|arg| {
@@ -620,7 +620,7 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
             ));
         }
         if !matches!(
-            name.as_str(),
+            name.as_ref(),
             "uvx" | "npx" | "pipx" | "bunx" | "pnpx" | "uv" | "pnpm" | "yarn"
         ) {
             return None;
