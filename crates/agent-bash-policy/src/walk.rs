@@ -950,6 +950,7 @@ impl Walker<'_> {
         // Arguments a program reads from a variable set for it (`TF_CLI_ARGS_apply=-destroy
         // terraform apply`): judged as if written after the command's own.
         let mut injected = Vec::new();
+        let mut preloaded: Vec<String> = Vec::new();
         let prefix = simple.prefix.iter().flat_map(|prefix| &prefix.0);
         for item in prefix {
             match item {
@@ -960,6 +961,13 @@ impl Walker<'_> {
                 // `FOO=1 cmd`: not part of argv, but its value may run commands.
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                     self.assignment(assignment);
+                    // `LD_PRELOAD=/tmp/l.so ls`: the library is loaded into the program.
+                    if let ast::AssignmentName::VariableName(name) = &assignment.name
+                        && matches!(name.as_str(), "LD_PRELOAD" | "LD_AUDIT")
+                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
+                    {
+                        preloaded.extend(self.expand(&word.value).into_iter().map(|arg| arg.text));
+                    }
                     if let ast::AssignmentName::VariableName(name) = &assignment.name
                         && commands::adds_arguments(name)
                         && let ast::AssignmentValue::Scalar(word) = &assignment.value
@@ -1004,6 +1012,14 @@ impl Walker<'_> {
             return;
         }
         self.finish(slot, argv, redirects);
+        if preloaded.iter().any(|library| {
+            library.split(':').any(|path| {
+                written::lookup(&self.written, path.trim_start_matches("./"))
+                    == Some(written::Content::Download)
+            })
+        }) {
+            self.out[slot].runs_download = true;
+        }
         // What a downloading command writes into `>(…)` is a download there too.
         let carries = self.out[slot].downloads() || self.out[slot].stdin == Stdin::DownloadPipe;
         if carries {

@@ -277,7 +277,7 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
             || commands::is_language_interpreter(&name)
             || matches!(
                 name.as_ref(),
-                "source" | "." | "make" | "gmake" | "ssh" | "git"
+                "source" | "." | "make" | "gmake" | "ssh" | "git" | "enable"
             );
         if !runs_files {
             continue;
@@ -303,6 +303,14 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
                 })
                 .map(|pair| pair[1].text.clone()),
         );
+        // `enable -f FILE`: bash loads the shared object as a builtin.
+        if name.as_ref() == "enable" {
+            out.extend(
+                form.windows(2)
+                    .filter(|pair| pair[0].text == "-f")
+                    .map(|pair| pair[1].text.clone()),
+            );
+        }
         // `make -C DIR`: the makefile of DIR.
         if matches!(name.as_ref(), "make" | "gmake") {
             out.extend(

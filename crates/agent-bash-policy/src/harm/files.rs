@@ -138,6 +138,9 @@ fn place(found: &Found, arg: &Arg) -> Place {
 /// `find` from there running a destroyer; `rsync --delete` into there; `git clean` with a
 /// work tree there.
 pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
+    if empties_a_user_file(found, form) {
+        return true;
+    }
     let name = name(form);
     let is_data = |arg: &Arg| place(found, arg) != Place::Other;
     let recursive = has(form, &["-r", "-R", "--recursive"]);
@@ -318,6 +321,44 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
         }
         _ => false,
     }
+}
+
+/// True if `form` empties (or replaces with nothing) a start-up or credential file: `: >
+/// ~/.zshrc`, `tee ~/.bashrc < /dev/null`, `sed -i d ~/.bashrc`, `ln -sf /dev/null ~/.zshrc`,
+/// `find … -fprint ~/.bashrc`.
+fn empties_a_user_file(found: &Found, form: &[Arg]) -> bool {
+    let name = name(form);
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let truncating_redirect = found
+        .redirects
+        .iter()
+        .any(|redirect| matches!(redirect.op, ">" | ">|"));
+    let empties = match &*name {
+        ":" | "true" => truncating_redirect,
+        "echo" => truncating_redirect && words == ["-n"],
+        "tee" => {
+            !has(form, &["-a", "--append"])
+                && found
+                    .redirects
+                    .iter()
+                    .any(|redirect| redirect.op == "<" && redirect.target.text == "/dev/null")
+        }
+        "sed" => words
+            .iter()
+            .any(|word| matches!(*word, "d" | "1,$d" | "1,$ d")),
+        "ln" => words.contains(&"/dev/null"),
+        "find" => words
+            .iter()
+            .any(|word| word.starts_with("-fprint") || *word == "-fls"),
+        _ => false,
+    };
+    empties
+        && super::written_paths(found, form).iter().any(|target| {
+            SECRETS
+                .iter()
+                .chain(STARTUP_FILES)
+                .any(|place| under(target, place))
+        })
 }
 
 /// True if `found` is a `find` that lists paths from the home directory or the root with no

@@ -407,6 +407,21 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
         "loginctl" => form.get(1).is_some_and(|sub| sub.text == "enable-linger"),
         "git" => sets_global_hooks(form),
         "npm" | "pnpm" | "yarn" => sets_package_manager_shell(form),
+        // A start-up file made a link to a project's or a scratch file: what runs at login
+        // is whatever that file holds then (a dotfiles folder's link asks, as any unseen
+        // start-up text does).
+        "ln" if operands(form).next().is_some_and(|source| {
+            let text = source.text.as_str();
+            ["$PWD", "${PWD}", "./", "/tmp/", "/dev/shm/", "/var/tmp/"]
+                .iter()
+                .any(|start| text.starts_with(start))
+                || !text.starts_with(['/', '~', '$'])
+        }) =>
+        {
+            written_paths(found, form)
+                .iter()
+                .any(|target| STARTUP_FILES.iter().any(|place| under(target, place)))
+        }
         _ => {
             startup_write(found, form) == Some(true)
                 || written_paths(found, form)

@@ -276,7 +276,15 @@ pub(crate) fn kernel(found: &Found, form: &[Arg]) -> bool {
         "exec" => form.windows(2).any(|pair| {
             pair[0].text == "-a" && matches!(pair[1].text.as_str(), "insmod" | "rmmod" | "kexec")
         }),
-        "modprobe" => operands(form).any(|arg| arg.text.contains('/')),
+        // A path loads any file; `-r` unloads a driver the machine may be running on;
+        // some modules open the hardware itself (`msr`: CPU registers, `nbd`: disks served
+        // over the network).
+        "modprobe" => {
+            operands(form).any(|arg| {
+                arg.text.contains('/')
+                    || matches!(arg.text.as_str(), "msr" | "nbd" | "phram" | "mtdram")
+            }) || has(form, &["-r", "--remove", "--remove-holders"])
+        }
         "kmod" => form.get(1).is_some_and(|sub| {
             matches!(sub.text.as_str(), "load" | "unload" | "insert" | "remove")
         }),

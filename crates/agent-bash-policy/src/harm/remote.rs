@@ -180,9 +180,9 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
         "terragrunt",
         "pulumi",
         "gh",
+        "helm",
         "kubectl",
         "oc",
-        "helm",
         "aws",
         "gsutil",
         "gcloud",
@@ -261,6 +261,23 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                             || word.eq_ignore_ascii_case("--method=DELETE")
                     }))
                 || (words.first() == Some(&"secret") && words.get(1) == Some(&"delete"))
+        }
+        // A release removed from a production namespace or context, or from the cluster's
+        // own components.
+        "helm"
+            if words
+                .iter()
+                .any(|word| matches!(*word, "uninstall" | "delete" | "del" | "un"))
+                && form.windows(2).any(|pair| {
+                    matches!(
+                        pair[0].text.as_str(),
+                        "--kube-context" | "-n" | "--namespace"
+                    ) && ["prod", "production", "kube-system"]
+                        .iter()
+                        .any(|name| pair[1].text.contains(name))
+                }) =>
+        {
+            true
         }
         "kubectl" | "oc"
             if (has_word("delete") || exec_deletes(&words))
