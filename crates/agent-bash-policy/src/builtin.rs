@@ -970,6 +970,44 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     {
         return true;
     }
+    // A package runner handed an archive straight from a URL (`npx --yes https://…/x.tgz`):
+    // its install scripts and its binary run as downloaded.
+    if matches!(
+        &*name(form),
+        "npx" | "bunx" | "pnpx" | "uvx" | "pipx" | "pnpm" | "yarn" | "npm"
+    ) && form.iter().skip(1).any(|arg| {
+        let text = arg
+            .text
+            .trim_start_matches("--from=")
+            .trim_start_matches("--package=");
+        (text.starts_with("http://") || text.starts_with("https://"))
+            && [".tgz", ".tar.gz", ".whl", ".zip"]
+                .iter()
+                .any(|end| text.ends_with(end))
+    }) && !form
+        .iter()
+        .any(|arg| matches!(arg.text.as_str(), "install" | "add" | "i"))
+    {
+        return true;
+    }
+    // awk reading a download (a command string it runs, or a file from `<(curl …)`) and
+    // printing to a shell (`print | "sh"`).
+    if matches!(&*name(form), "awk" | "gawk" | "mawk" | "nawk")
+        && form.iter().skip(1).any(|arg| {
+            arg.text.contains("| \"sh\"")
+                || arg.text.contains("|\"sh\"")
+                || arg.text.contains("| \"bash\"")
+                || arg.text.contains("|\"bash\"")
+        })
+        && form.iter().skip(1).any(|arg| {
+            arg.download
+                || ["\"curl ", "\"wget ", "\"fetch "]
+                    .iter()
+                    .any(|start| arg.text.contains(start))
+        })
+    {
+        return true;
+    }
     // A shell started with a downloaded start-up file (`bash --rcfile <(curl …)`).
     if commands::program(form).is_some_and(|name| commands::is_shell(&name))
         && form.windows(2).any(|pair| {

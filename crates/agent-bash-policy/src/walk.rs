@@ -145,12 +145,26 @@ impl Found {
             .filter_map(|start| self.argv.get(*start..))
     }
 
-    /// True if this command (or one it wraps) is a downloader.
+    /// True if this command (or one it wraps) is a downloader: a program that fetches data,
+    /// interpreter code that does, a DNS query for text records, or `ssh HOST cat FILE`.
     pub(crate) fn downloads(&self) -> bool {
         self.each_form().any(|form| {
             commands::program(form).is_some_and(|name| {
                 commands::is_downloader(&name)
                     || (commands::is_language_interpreter(&name) && harm::fetches_in_code(form))
+                    || (matches!(name.as_ref(), "dig" | "host" | "drill" | "nslookup")
+                        && form.iter().any(|arg| {
+                            arg.text.eq_ignore_ascii_case("txt")
+                                || arg.text.eq_ignore_ascii_case("-t txt")
+                                || arg.text.eq_ignore_ascii_case("-type=txt")
+                        }))
+                    || (name == "ssh"
+                        && commands::launch(form).is_some_and(|launch| {
+                            matches!(
+                                launch.script.split_whitespace().next(),
+                                Some("cat" | "curl" | "wget" | "base64")
+                            )
+                        }))
             })
         })
     }
@@ -1076,6 +1090,20 @@ impl Walker<'_> {
                     }
                 }
             }
+            // `make -f <(printf 'all:\n\trm …')`: the makefile's text is spelled out.
+            if matches!(&*name_of(form), "make" | "gmake") {
+                for pair in form.windows(2) {
+                    if matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile")
+                        && let Some(Printed::Text(text)) = pair[1].printed.as_deref()
+                    {
+                        scripts.push((
+                            runners::make_recipes(text),
+                            "make -f <(…)".to_owned(),
+                            None,
+                        ));
+                    }
+                }
+            }
             if let Some(recipes) = runners::stdin_makefile(form)
                 .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
                 .flatten()
@@ -1170,9 +1198,19 @@ impl Walker<'_> {
         } else {
             Stdin::Pipe
         };
+        // What the program reads, when the line spells it out, is what the script reads
+        // (`git -c alias.x='!sh' x <<< 'rm -rf ~'`).
+        let spelled: Vec<Redirect> = self.out[slot]
+            .redirects
+            .iter()
+            .filter(|redirect| redirect.body.is_some())
+            .cloned()
+            .collect();
         for (script, label) in fed {
             let saved = std::mem::replace(&mut self.stdin, feed);
+            self.inherited = spelled.clone();
             self.launched_script(&script, &label, None);
+            self.inherited.clear();
             self.stdin = saved;
         }
         self.find_exec(sub_commands);
@@ -1806,7 +1844,8 @@ fn exported_functions(form: &[Arg]) -> Vec<(String, String)> {
 /// running what it finds.
 fn unseen_program_file(form: &[Arg]) -> Option<String> {
     let name = name_of(form);
-    let made = |arg: &Arg| arg.text.starts_with("<(") || !arg.literal;
+    let spelled = |arg: &Arg| matches!(arg.printed.as_deref(), Some(Printed::Text(_)));
+    let made = |arg: &Arg| (arg.text.starts_with("<(") || !arg.literal) && !spelled(arg);
     if matches!(&*name, "make" | "gmake")
         && form.windows(2).any(|pair| {
             matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile") && made(&pair[1])

@@ -83,10 +83,17 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             );
         }
 
+        // Words that are not options nor an option's value (`install -m 755 SRC DEST`).
         let operands: Vec<&Arg> = form
             .iter()
+            .enumerate()
             .skip(1)
-            .filter(|arg| !arg.text.starts_with('-'))
+            .filter(|(at, arg)| {
+                !arg.text.starts_with('-')
+                    && !(name == "install"
+                        && matches!(form[at - 1].text.as_str(), "-m" | "-o" | "-g" | "-S"))
+            })
+            .map(|(_, arg)| arg)
             .collect();
         match name {
             "git" if form.iter().any(|arg| arg.text == "clone") => {

@@ -85,7 +85,17 @@ fn names_an_ancestor(text: &str) -> bool {
 }
 
 fn place(found: &Found, arg: &Arg) -> Place {
-    let mut relative = arg.text.clone();
+    // The working directory and the repository's root, named by expansion, are where
+    // relative paths start.
+    let mut relative = [
+        "$PWD/",
+        "${PWD}/",
+        "$(pwd)/",
+        "$(git rev-parse --show-toplevel)/",
+    ]
+    .iter()
+    .find_map(|start| arg.text.strip_prefix(start))
+    .map_or_else(|| arg.text.clone(), |rest| format!("./{rest}"));
     if let Some(dir) = &found.cwd
         && !relative.starts_with(['/', '~', '$'])
     {

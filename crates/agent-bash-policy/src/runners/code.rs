@@ -91,6 +91,7 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         }
     }
     commands.extend(code_execs(code));
+    commands.extend(lisp_shell_calls(code));
     if ["tclsh", "wish", "expect"]
         .iter()
         .any(|name| language.starts_with(name))
@@ -168,6 +169,36 @@ fn homes_as_tilde(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Emacs Lisp's shell calls: `(shell-command "TEXT")`, and `(call-process "sh" … "-c"
+/// "TEXT")` with a shell as the program.
+fn lisp_shell_calls(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for call in [
+        "(shell-command ",
+        "(shell-command-to-string ",
+        "(async-shell-command ",
+    ] {
+        for (at, _) in code.match_indices(call) {
+            if let Some(text) = quoted_prefix(code[at + call.len()..].trim_start()) {
+                found.push(text);
+            }
+        }
+    }
+    for (at, _) in code.match_indices("(call-process ") {
+        let rest = &code[at..];
+        let literals = string_literals(&rest[..rest.find(')').unwrap_or(rest.len())]);
+        if literals
+            .first()
+            .is_some_and(|program| crate::commands::is_shell(crate::commands::basename(program)))
+            && let Some(flag) = literals.iter().position(|literal| literal == "-c")
+            && let Some(text) = literals.get(flag + 1)
+        {
+            found.push(text.clone());
+        }
+    }
+    found
 }
 
 /// Tcl's `exec prog args…` (at a line's start or in brackets): the command it runs.
