@@ -89,9 +89,9 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             .enumerate()
             .skip(1)
             .filter(|(at, arg)| {
-                !arg.text.starts_with('-')
-                    && !(name == "install"
-                        && matches!(form[at - 1].text.as_str(), "-m" | "-o" | "-g" | "-S"))
+                let value_of_install_option = name == "install"
+                    && matches!(form[at - 1].text.as_str(), "-m" | "-o" | "-g" | "-S");
+                !arg.text.starts_with('-') && !value_of_install_option
             })
             .map(|(_, arg)| arg)
             .collect();
