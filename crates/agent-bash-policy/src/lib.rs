@@ -200,6 +200,7 @@ mod builtin;
 mod commands;
 mod env;
 mod error;
+mod expanded;
 pub mod glob;
 mod harm;
 mod parse;
@@ -506,7 +507,7 @@ impl Policy {
 
     fn check_unguarded(&self, command: &str) -> Verdict {
         let segments: Vec<Segment> = walk::walk(command, &self.env)
-            .iter()
+            .into_iter()
             .map(|found| self.decide(found))
             .collect();
         let deciding = segments
@@ -533,7 +534,7 @@ impl Policy {
 
     /// The decision on one segment: the strongest matching rule, raised to the unknown
     /// decision when the segment is unknown; the default when nothing applies.
-    fn decide(&self, found: &walk::Found) -> Segment {
+    fn decide(&self, found: walk::Found) -> Segment {
         let mut best: Option<(Decision, Option<String>, Option<String>)> = None;
         let mut consider = |decision: Decision, rule: Option<&str>, reason: Option<&str>| {
             if best
@@ -543,14 +544,11 @@ impl Policy {
                 best = Some((decision, rule.map(str::to_owned), reason.map(str::to_owned)));
             }
         };
-        for rule in self.rules.iter().filter(|rule| rule.matches(found)) {
+        for rule in self.rules.iter().filter(|rule| rule.matches(&found)) {
             consider(rule.decision, Some(&rule.name), rule.reason.as_deref());
         }
-        for builtin in self
-            .builtins
-            .iter()
-            .filter(|builtin| builtin.matches(found))
-        {
+        // A deny is the strongest decision: the first built-in that matches decides.
+        if let Some(builtin) = self.builtins.iter().find(|builtin| builtin.matches(&found)) {
             consider(Decision::Deny, Some(builtin.name), Some(builtin.reason));
         }
         if let Some(reason) = &found.unknown {
@@ -566,19 +564,20 @@ impl Policy {
                 (self.default, None, None)
             }
         });
+        let bounded_by_sandbox = unknown_decided && found.files_only && decision == Decision::Ask;
         Segment {
-            argv: found.argv.iter().map(|arg| arg.text.clone()).collect(),
+            argv: found.argv.into_iter().map(|arg| arg.text).collect(),
             decision,
             rule,
             reason,
-            via: found.via.clone(),
+            via: found.via,
             redirects: found
                 .redirects
                 .iter()
                 .filter(|redirect| redirect.op != "|")
                 .map(walk::Redirect::text)
                 .collect(),
-            bounded_by_sandbox: unknown_decided && found.files_only && decision == Decision::Ask,
+            bounded_by_sandbox,
         }
     }
 }

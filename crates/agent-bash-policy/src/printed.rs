@@ -1,8 +1,11 @@
-//! What `echo` and `printf` print, rendered as bash would: the format's conversions filled
-//! from the arguments (the format used again while arguments remain), backslash escapes
-//! (`\n`, octal `\162`, hex `\x72`) read in a `printf` format, in `%b` and in `echo -e`. The
-//! policy reads the result where it becomes a script (`printf '\162\155 …' | sh`) or a
-//! file's text. Pure: looks at words.
+//! What a command prints when the line shows it: `echo` and `printf` rendered as bash would
+//! (the format's conversions filled from the arguments, the format used again while
+//! arguments remain, backslash escapes — `\n`, octal `\162`, hex `\x72` — read in a
+//! `printf` format, in `%b` and in `echo -e`), and the text filters that only transform
+//! their input (`base64 -d`, `xxd -r -p`, `rev`, `tr`, `cat`). The policy reads the result
+//! where it becomes a script (`printf '\162\155 …' | sh`, `echo … | base64 -d | bash`), a
+//! command name (`$(rev <<< mr) -rf ~`) or a file's text. Pure: looks at words, runs
+//! nothing.
 
 use crate::words::Arg;
 
@@ -28,6 +31,83 @@ pub(crate) fn printed_known(form: &[Arg]) -> Option<String> {
         }
     }
     render(&form.first()?.text, &words)
+}
+
+/// What the text filter `form` prints given `input`: `cat`, `rev`, `tr SET1 SET2`, `tr -d
+/// SET`, `base64 -d` (also through `openssl base64 -d` and `python3 -m base64 -d`) and
+/// `xxd -r -p`. `None` for anything else, or input it cannot decode.
+pub(crate) fn filtered(form: &[Arg], input: &str) -> Option<String> {
+    use base64::Engine;
+    if form.iter().any(|arg| !arg.literal) {
+        return None;
+    }
+    let name = crate::commands::program_name(form)?;
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let decode_base64 = || {
+        let compact: String = input.chars().filter(|c| !c.is_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(compact.as_bytes())
+            .ok()?;
+        String::from_utf8(bytes).ok()
+    };
+    match (&*name, words.as_slice()) {
+        ("cat", []) => Some(input.to_owned()),
+        ("rev", []) => Some(
+            input
+                .lines()
+                .map(|line| line.chars().rev().collect::<String>() + "\n")
+                .collect(),
+        ),
+        ("base64", ["-d" | "--decode" | "-D"])
+        | (
+            "openssl",
+            ["base64" | "enc", "-d"] | ["enc", "-base64", "-d"] | ["enc", "-d", "-base64"],
+        )
+        | ("python3" | "python", ["-m", "base64", "-d"]) => decode_base64(),
+        ("xxd", ["-r", "-p"] | ["-p", "-r"] | ["-rp"] | ["-pr"]) => {
+            let hex: Vec<u8> = input.bytes().filter(u8::is_ascii_hexdigit).collect();
+            let bytes: Option<Vec<u8>> = hex
+                .chunks(2)
+                .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+                .collect();
+            String::from_utf8(bytes?).ok()
+        }
+        ("tr", ["-d", set]) => {
+            let set = tr_set(set);
+            Some(input.chars().filter(|c| !set.contains(c)).collect())
+        }
+        ("tr", [from, to]) => {
+            let (from, to) = (tr_set(from), tr_set(to));
+            let last = *to.last()?;
+            Some(
+                input
+                    .chars()
+                    .map(|c| match from.iter().position(|f| *f == c) {
+                        Some(at) => *to.get(at).unwrap_or(&last),
+                        None => c,
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// The characters of a `tr` set: ranges (`a-z`) spelled out, escapes read.
+fn tr_set(set: &str) -> Vec<char> {
+    let chars: Vec<char> = unescape(set).chars().collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        if at + 2 < chars.len() && chars[at + 1] == '-' && chars[at] <= chars[at + 2] {
+            out.extend(chars[at]..=chars[at + 2]);
+            at += 3;
+        } else {
+            out.push(chars[at]);
+            at += 1;
+        }
+    }
+    out
 }
 
 fn render(name: &str, words: &[String]) -> Option<String> {
@@ -211,6 +291,30 @@ mod tests {
         assert_eq!(printed(&words(r"printf %s-%s\n a b c")), "a-b\nc-\n");
         assert_eq!(printed(&words(r"printf %b x\ty")), "x\ty");
         assert_eq!(printed(&words("printf 100%%")), "100%");
+    }
+
+    #[test]
+    fn filters_transform_their_input() {
+        let form = |line: &str| words(line);
+        assert_eq!(
+            filtered(&form("base64 -d"), "cm0gLXJmIH4=\n").as_deref(),
+            Some("rm -rf ~")
+        );
+        assert_eq!(
+            filtered(&form("xxd -r -p"), "726d202d7266207e").as_deref(),
+            Some("rm -rf ~")
+        );
+        assert_eq!(
+            filtered(&form("rev"), "~ fr- mr\n").as_deref(),
+            Some("rm -rf ~\n")
+        );
+        assert_eq!(
+            filtered(&form("tr a-z n-za-m"), "ez").as_deref(),
+            Some("rm")
+        );
+        assert_eq!(filtered(&form("tr -d \""), "\"ls\"").as_deref(), Some("ls"));
+        assert_eq!(filtered(&form("sort"), "b\na"), None);
+        assert_eq!(filtered(&form("base64 -d"), "%%%"), None);
     }
 
     #[test]

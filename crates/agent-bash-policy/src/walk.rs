@@ -512,6 +512,10 @@ struct Walker<'a> {
     /// How many pipelines fed by a file watcher (`inotifywait -m … | while …`) enclose the
     /// current point: what runs there runs again on every change.
     watched: usize,
+    /// Values the line gives variables, arrays and substitutions (`expanded.rs`).
+    values: crate::expanded::Values,
+    /// What the last pipeline walked prints, when the line shows it.
+    last_output: Option<String>,
 }
 
 impl Walker<'_> {
@@ -639,7 +643,12 @@ impl Walker<'_> {
 
     fn pipeline(&mut self, pipeline: &ast::Pipeline, redirects: &[Redirect]) {
         if let [command] = pipeline.seq.as_slice() {
+            let start = self.out.len();
             self.command(command, redirects);
+            self.last_output = match &self.out[start..] {
+                [found] => output_of(found),
+                _ => None,
+            };
             return;
         }
         let self_calls = pipeline
@@ -686,15 +695,7 @@ impl Walker<'_> {
                     .any(|found| found.each_form().any(watches_files));
             }
             piped = match this {
-                [found] => found.each_form().last().and_then(|form| {
-                    match &*name_of(form) {
-                        "echo" | "printf" => crate::printed::printed_known(form),
-                        // Each line is the format with a ref's fields: the format shows
-                        // what kind of line it is (`delete %(refname)`).
-                        "git" => for_each_ref_format(form),
-                        _ => None,
-                    }
-                }),
+                [found] => output_of(found),
                 _ => None,
             };
             download_before |= this.iter().any(Found::downloads);
@@ -710,6 +711,7 @@ impl Walker<'_> {
             };
         }
         self.stdin = saved_stdin;
+        self.last_output = piped;
         self.self_pipelines -= fans_out;
         self.watched -= usize::from(watched && pipeline.seq.len() > 1);
         self.fanned.truncate(fanned_before);
@@ -1077,6 +1079,16 @@ impl Walker<'_> {
             if let Some(names) = names_read_from_data(&found, form) {
                 self.read_names.extend(names);
             }
+            let input = found.redirects.iter().rev().find_map(|redirect| {
+                redirect
+                    .body
+                    .as_deref()
+                    .or(match redirect.target.printed.as_deref() {
+                        Some(Printed::Text(text)) if redirect.op == "<" => Some(text.as_str()),
+                        _ => None,
+                    })
+            });
+            self.values.learn(form, input);
             if let Some(steps) = runners::stdin_dockerfile(form)
                 .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
                 .flatten()
@@ -1167,6 +1179,19 @@ impl Walker<'_> {
                     Fed::Nothing => {}
                 }
             }
+        }
+        // `a=r; b=m; $a$b -rf ~`: the command as the line's values build it (it stays
+        // unknown too: a value may change in ways the text does not show).
+        const BUILT: &str = "as its values build it";
+        if self.via.last().is_none_or(|via| via != BUILT)
+            && let Some(script) = self.values.expanded_command(&found.argv)
+            && !script
+                .split_whitespace()
+                .next()
+                .unwrap_or("$")
+                .contains(['$', '`'])
+        {
+            scripts.push((script, BUILT.to_owned(), None));
         }
         // `echo ~ | xargs rm -rf`: what xargs runs, when its input shows.
         let forms: Vec<&[Arg]> = found.each_form().collect();
@@ -1390,6 +1415,9 @@ impl Walker<'_> {
                     && let [value] = values.as_slice()
                 {
                     self.bindings.push((name.clone(), vec![value.clone()]));
+                    if value.literal || shows_only_home(&value.text) {
+                        self.values.scalar(name, &value.text);
+                    }
                 }
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
                     && let Some(reason) = self.unseen_variable(name, &values)
@@ -1424,11 +1452,19 @@ impl Walker<'_> {
                 }
             }
             ast::AssignmentValue::Array(elements) => {
+                let mut shown = Vec::new();
                 for (key, value) in elements {
                     if let Some(key) = key {
                         self.expand(&key.value);
                     }
-                    self.expand(&value.value);
+                    for arg in self.expand(&value.value) {
+                        shown.push((arg.literal || shows_only_home(&arg.text)).then_some(arg.text));
+                    }
+                }
+                if let ast::AssignmentName::VariableName(name) = &assignment.name
+                    && let Some(words) = shown.into_iter().collect::<Option<Vec<String>>>()
+                {
+                    self.values.array(name, words);
                 }
             }
         }
@@ -1704,7 +1740,13 @@ impl Walker<'_> {
     fn walk_pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource]) {
         for piece in pieces {
             match &piece.piece {
-                WordPiece::CommandSubstitution(script) => self.nested_script(script, "$(…)"),
+                WordPiece::CommandSubstitution(script) => {
+                    self.last_output = None;
+                    self.nested_script(script, "$(…)");
+                    if let Some(printed) = self.last_output.take() {
+                        self.values.output(format!("$({script})"), &printed);
+                    }
+                }
                 WordPiece::BackquotedCommandSubstitution(script) => {
                     self.nested_script(script, "`…`")
                 }
@@ -2174,6 +2216,33 @@ fn watches_files(form: &[Arg]) -> bool {
         }),
         "fswatch" | "watchman-wait" => true,
         _ => false,
+    }
+}
+
+/// True if the only expansion in `text` is the home directory (`$HOME/.config`).
+fn shows_only_home(text: &str) -> bool {
+    let rest = text.replace("${HOME}", "").replace("$HOME", "");
+    !rest.contains(['$', '`'])
+}
+
+/// What `found` prints, when the line shows it: a literal `echo`/`printf`, a text filter
+/// given spelled-out input (`rev <<< mr`, `echo … | base64 -d`), the template of `git
+/// for-each-ref --format`.
+fn output_of(found: &Found) -> Option<String> {
+    let form = found.each_form().last()?;
+    match &*name_of(form) {
+        "echo" | "printf" => crate::printed::printed_known(form),
+        // Each line is the format with a ref's fields: the format shows what kind of line
+        // it is (`delete %(refname)`).
+        "git" => for_each_ref_format(form),
+        _ => {
+            let input = found
+                .redirects
+                .iter()
+                .rev()
+                .find_map(|redirect| redirect.body.as_deref())?;
+            crate::printed::filtered(form, input)
+        }
     }
 }
 
@@ -2678,10 +2747,11 @@ mod tests {
             names("timeout 5 $HOME/bin/tool; \"$SHELL\" -c 'ls'"),
             [known("timeout"), known("/bin/bash"), known("ls")]
         );
-        // Assigned, read, sourced, or expanded by another shell: not known.
+        // Assigned, read, sourced, or expanded by another shell: not known. An assigned
+        // value is also walked as the command it most likely builds (`expanded.rs`).
         assert_eq!(
             names("VENV=/tmp; $VENV/bin/python"),
-            [unknown("$VENV/bin/python")]
+            [unknown("$VENV/bin/python"), known("/tmp/bin/python")]
         );
         assert_eq!(
             names("read HOME; $HOME/x"),

@@ -543,7 +543,9 @@ fn unknowns_ask() {
             // Unquoted, `$v` may split and leave its last word as the command.
             ("env X=$v -rf /", "ask -"),
             ("cat <<EOF\n$(rm -rf /)\n", "deny rm-root"),
-            ("$(echo rm) -rf /", "ask -"),
+            // The substitution only prints text: the name it builds is read too.
+            ("$(echo rm) -rf /", "deny rm-root"),
+            ("$(cat name.txt) -rf /", "ask -"),
             ("`echo rm` -rf /", "ask -"),
             ("\"$X\"", "ask -"),
             ("${X} arg", "ask -"),
