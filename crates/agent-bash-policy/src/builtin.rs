@@ -832,12 +832,22 @@ pub(crate) fn find_delete(form: &[Arg]) -> Option<FindDelete> {
                     .any(|start| name(&command[*start..]) == "rm")
             })
     }) || form.iter().any(|arg| arg.text == "-delete");
+    let from_home = starts.contains(&Target::Home);
+    // A name pattern that matches every name narrows nothing; in home, `.*` picks the
+    // dot-files: the configuration and the credentials.
+    let narrows = |pair: &[Arg]| {
+        NARROWING_TESTS.contains(&pair[0].text.as_str())
+            && !matches!(pair[1].text.as_str(), "*" | "*.*" | "?*" | "*/*")
+            && !(from_home && pair[1].text == ".*")
+    };
+    let dot_files = from_home
+        && form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "-name" | "-iname") && pair[1].text == ".*"
+        });
     deletes.then(|| FindDelete {
         from_root: starts.contains(&Target::Root) || starts.contains(&Target::SystemDir),
-        from_home: starts.contains(&Target::Home),
-        narrowed: form
-            .iter()
-            .any(|arg| NARROWING_TESTS.contains(&arg.text.as_str())),
+        from_home,
+        narrowed: !dot_files && form.windows(2).any(narrows),
     })
 }
 

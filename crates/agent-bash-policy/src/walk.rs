@@ -2232,6 +2232,16 @@ fn output_of(found: &Found) -> Option<String> {
     let form = found.each_form().last()?;
     match &*name_of(form) {
         "echo" | "printf" => crate::printed::printed_known(form),
+        // `ps -e -o pid=` prints every process id: fed to `kill`, it is `kill -1`.
+        "ps" if form.iter().any(|arg| {
+            matches!(
+                arg.text.as_str(),
+                "-e" | "-A" | "ax" | "aux" | "-ax" | "-eo" | "-Ao"
+            )
+        }) && form.iter().any(|arg| arg.text.starts_with("pid")) =>
+        {
+            Some("-1\n".to_owned())
+        }
         // Each line is the format with a ref's fields: the format shows what kind of line
         // it is (`delete %(refname)`).
         "git" => for_each_ref_format(form),
