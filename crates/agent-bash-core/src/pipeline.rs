@@ -7,7 +7,7 @@ use crate::collect::{self, Captured, Detached, Hooks, Rest};
 use crate::config::{OnTimeout, Unanswered};
 use crate::error::Error;
 use crate::jobs::{self, JobOrigin, Reservation};
-use crate::lock;
+
 use crate::outcome::{self, Note, Outcome};
 use crate::output::{Capture, Stream};
 use crate::plan::{self, Limits};
@@ -356,7 +356,7 @@ async fn assemble(
         }
         (rest, _) => {
             if let Rest::Leftovers(guard) = rest {
-                lock(&session.leftovers).push(guard);
+                session.keep_leftovers(guard);
             }
             let (outcome, raw_signal) =
                 outcome::assemble(call, captured, &session.config.budget, false);

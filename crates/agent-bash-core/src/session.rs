@@ -746,7 +746,34 @@ impl Session {
         progress: Option<&tokio::sync::watch::Sender<Progress>>,
         approver: &impl Approver,
     ) -> Result<Finished, Error> {
+        self.prune_leftovers();
         pipeline::run(self, request, Hooks { cancel, progress }, approver).await
+    }
+
+    /// Keeps the guard of processes a call left running, so that they die with the
+    /// session; the guards of groups that have ended since are let go of first.
+    pub(crate) fn keep_leftovers(&self, guard: Arc<GroupGuard>) {
+        self.prune_leftovers();
+        lock(&self.leftovers).push(guard);
+    }
+
+    /// Lets go of the guards whose processes have all ended: each holds the two pipes of
+    /// its tree's supervisor, and a long session leaves many such trees behind. A guard
+    /// let go of is disarmed first (its group id is a pid, and pids are reused).
+    fn prune_leftovers(&self) {
+        let ended: Vec<Arc<GroupGuard>> = {
+            let mut leftovers = lock(&self.leftovers);
+            if leftovers.is_empty() {
+                return;
+            }
+            let (ended, alive): (Vec<_>, Vec<_>) =
+                leftovers.drain(..).partition(|guard| !guard.alive());
+            *leftovers = alive;
+            ended
+        };
+        for guard in ended {
+            guard.disarm();
+        }
     }
 }
 

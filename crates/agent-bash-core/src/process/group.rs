@@ -39,7 +39,8 @@ pub(crate) struct Tree {
 struct Supervisor {
     pid: i32,
     control: Mutex<Option<OwnedFd>>,
-    end: OwnedFd,
+    /// The report pipe; `None` once the tree is known gone and the guard disarmed.
+    end: Mutex<Option<OwnedFd>>,
     gone: Arc<AtomicBool>,
 }
 
@@ -54,7 +55,10 @@ impl Supervisor {
         } else {
             0
         };
-        !ready(&self.end, libc::POLLHUP, wait)
+        match &*crate::lock(&self.end) {
+            Some(end) => !ready(end, libc::POLLHUP, wait),
+            None => false,
+        }
     }
 }
 
@@ -93,7 +97,7 @@ impl GroupGuard {
             supervisor: Some(Supervisor {
                 pid: tree.supervisor,
                 control: Mutex::new(Some(tree.control)),
-                end: tree.end,
+                end: Mutex::new(Some(tree.end)),
                 gone: tree.gone,
             }),
         }
@@ -162,8 +166,14 @@ impl GroupGuard {
 
     /// The group is known empty (or was handed to someone else): dropping no longer
     /// kills. Disarming matters because a process group id is a pid, and pids are reused.
+    /// A supervisor's pipes are closed then: a guard kept after its tree ended (a finished
+    /// job's, a leftover's) holds no descriptor.
     pub(crate) fn disarm(&self) {
         self.leader.store(0, Ordering::Relaxed);
+        if let Some(supervisor) = &self.supervisor {
+            crate::lock(&supervisor.control).take();
+            crate::lock(&supervisor.end).take();
+        }
     }
 }
 
