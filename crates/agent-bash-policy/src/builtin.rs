@@ -95,8 +95,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "shutdown",
-        description: "shutdown, reboot, halt, poweroff, systemctl/loginctl poweroff|reboot|halt|kexec, init 0|6",
-        reason: "shutting down or rebooting the machine stops everyone's work",
+        description: "shutdown, reboot, halt, poweroff, systemctl/loginctl poweroff|reboot|halt|kexec, init 0|6; the machine cut off: network down, a firewall dropping everything, sshd or the journal masked, a system file system unmounted or made read-only, the disk filled",
+        reason: "shutting down, rebooting or cutting off the machine stops everyone's work",
         test: shutdown,
     },
     Builtin {
@@ -980,6 +980,44 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     {
         return true;
     }
+    // A package installed from a plain-http or bare-address URL or index (`npm i -g
+    // http://203.0.113.4/p.tgz`, `pip install --index-url http://…`): its install scripts
+    // run as fetched, from a source anyone on the way can replace.
+    let python_pip = form
+        .windows(2)
+        .any(|pair| pair[0].text == "-m" && pair[1].text == "pip");
+    if (python_pip
+        || matches!(
+            &*name(form),
+            "npm" | "pnpm" | "yarn" | "bun" | "pip" | "pip3" | "uv" | "pipx" | "gem" | "cargo"
+        ))
+        && form
+            .iter()
+            .any(|arg| matches!(arg.text.as_str(), "install" | "i" | "add"))
+        && form.iter().skip(1).any(|arg| {
+            let url = arg
+                .text
+                .split_once('=')
+                .filter(|(option, _)| option.starts_with("--"))
+                .map_or(arg.text.as_str(), |(_, value)| value);
+            url.strip_prefix("http://").is_some_and(|rest| {
+                let host = rest.split(['/', ':']).next().unwrap_or("");
+                !harm::is_loopback(host)
+            }) || url
+                .strip_prefix("https://")
+                .and_then(|rest| rest.split(['/', ':']).next())
+                .is_some_and(|host| {
+                    host.parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| !ip.is_loopback())
+                })
+        })
+    {
+        return true;
+    }
+    // A makefile read from a download (`curl … | make -f -`).
+    if found.stdin == Stdin::DownloadPipe && crate::runners::stdin_makefile(form) {
+        return true;
+    }
     // A package runner handed an archive straight from a URL (`npx --yes https://…/x.tgz`):
     // its install scripts and its binary run as downloaded.
     if matches!(
@@ -1091,7 +1129,7 @@ const STOPPING_TARGETS: &[&str] = &[
 ];
 
 fn shutdown(found: &Found, form: &[Arg]) -> bool {
-    if harm::power(form) {
+    if harm::power(form) || harm::cuts_off(form) {
         return true;
     }
     // `echo b > /proc/sysrq-trigger` reboots at once; `tee /proc/sysrq-trigger` too.

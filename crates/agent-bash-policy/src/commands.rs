@@ -1012,6 +1012,29 @@ pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
             transparent(format!("{first} {rest}"), "env -S")
         }),
         "watch" => watch_launch(form),
+        // `ansible HOSTS -m shell -a TEXT`: the text runs on every host of the inventory.
+        "ansible"
+            if form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-m" | "--module-name")
+                    && matches!(
+                        pair[1].text.as_str(),
+                        "shell"
+                            | "command"
+                            | "raw"
+                            | "ansible.builtin.shell"
+                            | "ansible.builtin.command"
+                    )
+            }) =>
+        {
+            form.windows(2)
+                .find(|pair| matches!(pair[0].text.as_str(), "-a" | "--args"))
+                .map(|pair| Launch {
+                    script: pair[1].text.clone(),
+                    label: "ansible".to_owned(),
+                    transparent: false,
+                    positional: None,
+                })
+        }
         "ssh" => ssh_launch(form),
         _ => None,
     }
@@ -1522,6 +1545,16 @@ pub(crate) fn input_reaches_shell(name: &str) -> bool {
 /// (`TF_CLI_ARGS`, `TF_CLI_ARGS_apply`).
 pub(crate) fn adds_arguments(variable: &str) -> bool {
     variable == "TF_CLI_ARGS" || variable.starts_with("TF_CLI_ARGS_")
+}
+
+/// True for a variable that names the environment a framework acts on
+/// (`RAILS_ENV=production rails db:drop`): judged as the `NAME=VALUE` word the framework
+/// also accepts as an argument.
+pub(crate) fn names_environment(variable: &str) -> bool {
+    matches!(
+        variable,
+        "RAILS_ENV" | "RACK_ENV" | "DJANGO_SETTINGS_MODULE" | "MIX_ENV" | "APP_ENV" | "NODE_ENV"
+    )
 }
 
 pub(crate) fn is_downloader(name: &str) -> bool {

@@ -516,6 +516,8 @@ struct Walker<'a> {
     values: crate::expanded::Values,
     /// What the last pipeline walked prints, when the line shows it.
     last_output: Option<String>,
+    /// The command before this one in a pipeline prints without end (`yes`, `seq inf`).
+    endless_input: bool,
 }
 
 impl Walker<'_> {
@@ -671,6 +673,7 @@ impl Walker<'_> {
         let mut home_paths = false;
         let mut piped = None;
         let mut watched = false;
+        let mut endless = false;
         for (index, command) in pipeline.seq.iter().enumerate() {
             self.watched += usize::from(index == 1 && watched);
             self.stdin = match (index, download_before, local_paths) {
@@ -681,6 +684,7 @@ impl Walker<'_> {
                 (_, false, false) => Stdin::Pipe,
             };
             let start = self.out.len();
+            self.endless_input = index > 0 && endless;
             // What a literal `echo`/`printf` before it prints: the next command's input.
             self.piped_text = match command {
                 ast::Command::Simple(_) => piped.take(),
@@ -688,7 +692,9 @@ impl Walker<'_> {
             };
             self.command(command, redirects);
             self.piped_text = None;
+            self.endless_input = false;
             let this = &self.out[start..];
+            endless = matches!(this, [found] if prints_without_end(found));
             if index == 0 {
                 watched = this
                     .iter()
@@ -985,6 +991,12 @@ impl Walker<'_> {
                         preloaded.extend(self.expand(&word.value).into_iter().map(|arg| arg.text));
                     }
                     if let ast::AssignmentName::VariableName(name) = &assignment.name
+                        && commands::names_environment(name)
+                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
+                    {
+                        injected.push(Arg::literal(format!("{name}={}", word.value)));
+                    }
+                    if let ast::AssignmentName::VariableName(name) = &assignment.name
                         && commands::adds_arguments(name)
                         && let ast::AssignmentValue::Scalar(word) = &assignment.value
                     {
@@ -1206,8 +1218,25 @@ impl Walker<'_> {
         }
         self.written_runs(&mut found, &mut scripts, &mut unknown);
         let writes = written::writes(&found, &self.written);
+        // A git hook runs on the next commit or checkout, whoever makes it: what it holds
+        // is judged now.
+        for (path, content) in &writes {
+            if let written::Content::Known(text) = content
+                && (path.starts_with(".git/hooks/") || path.contains("/.git/hooks/"))
+            {
+                scripts.push((
+                    text.clone(),
+                    format!("{path} (a git hook written here)"),
+                    None,
+                ));
+            }
+        }
         self.written.extend(writes);
         found.launcher = launcher;
+        // `yes | xargs -P 0 …`: as many processes at once as the input has lines, without end.
+        if self.endless_input && found.each_form().any(unbounded_parallel) {
+            found.fork_bomb = true;
+        }
         if found.unknown.is_none() {
             found.unknown = unknown;
         }
@@ -2225,6 +2254,31 @@ fn shows_only_home(text: &str) -> bool {
     !rest.contains(['$', '`'])
 }
 
+/// True if `found` prints lines without end: `yes`, `seq inf`, `cat /dev/zero`.
+fn prints_without_end(found: &Found) -> bool {
+    found.each_form().last().is_some_and(|form| {
+        let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
+        match words.as_slice() {
+            ["yes", ..] => true,
+            ["seq", .., last] => matches!(*last, "inf" | "infinity"),
+            ["cat" | "tr", ..] => words.contains(&"/dev/zero"),
+            _ => false,
+        }
+    })
+}
+
+/// True if `form` is `xargs` told to run as many commands at once as it can (`-P 0`).
+fn unbounded_parallel(form: &[Arg]) -> bool {
+    name_of(form) == "xargs"
+        && form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "-P" | "--max-procs") && pair[1].text == "0"
+        })
+        || form
+            .iter()
+            .any(|arg| matches!(arg.text.as_str(), "-P0" | "--max-procs=0"))
+            && name_of(form) == "xargs"
+}
+
 /// What `found` prints, when the line shows it: a literal `echo`/`printf`, a text filter
 /// given spelled-out input (`rev <<< mr`, `echo … | base64 -d`), the template of `git
 /// for-each-ref --format`.
@@ -2243,8 +2297,18 @@ fn output_of(found: &Found) -> Option<String> {
             Some("-1\n".to_owned())
         }
         // Each line is the format with a ref's fields: the format shows what kind of line
-        // it is (`delete %(refname)`).
-        "git" => for_each_ref_format(form),
+        // it is (`delete %(refname)`). `git tag -l` and `git branch` list every ref too.
+        "git" => for_each_ref_format(form).or_else(|| {
+            let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+            matches!(
+                words.as_slice(),
+                ["tag"]
+                    | ["tag", "-l" | "--list"]
+                    | ["branch"]
+                    | ["branch", "-r" | "-a" | "--list"]
+            )
+            .then(|| "%(refname)\n".to_owned())
+        }),
         _ => {
             let input = found
                 .redirects

@@ -284,7 +284,26 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
             || commands::is_language_interpreter(&name)
             || matches!(
                 name.as_ref(),
-                "source" | "." | "make" | "gmake" | "ssh" | "git" | "enable"
+                "source"
+                    | "."
+                    | "make"
+                    | "gmake"
+                    | "ssh"
+                    | "git"
+                    | "enable"
+                    | "dpkg"
+                    | "apt"
+                    | "apt-get"
+                    | "rpm"
+                    | "dnf"
+                    | "yum"
+                    | "zypper"
+                    | "pip"
+                    | "pip3"
+                    | "npm"
+                    | "pnpm"
+                    | "yarn"
+                    | "gem"
             );
         if !runs_files {
             continue;
@@ -310,6 +329,39 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
                 })
                 .map(|pair| pair[1].text.clone()),
         );
+        // A package file installed runs its scripts (`dpkg -i x.deb`, `pip install x.whl`).
+        if matches!(
+            name.as_ref(),
+            "dpkg"
+                | "apt"
+                | "apt-get"
+                | "rpm"
+                | "dnf"
+                | "yum"
+                | "zypper"
+                | "pip"
+                | "pip3"
+                | "npm"
+                | "pnpm"
+                | "yarn"
+                | "gem"
+        ) && form.iter().any(|arg| {
+            matches!(
+                arg.text.as_str(),
+                "-i" | "--install" | "install" | "-U" | "localinstall" | "add"
+            )
+        }) {
+            out.extend(
+                form.iter()
+                    .skip(1)
+                    .filter(|arg| {
+                        [".deb", ".rpm", ".whl", ".tar.gz", ".tgz", ".gem", ".zip"]
+                            .iter()
+                            .any(|end| arg.text.ends_with(end))
+                    })
+                    .map(|arg| arg.text.clone()),
+            );
+        }
         // `enable -f FILE`: bash loads the shared object as a builtin.
         if name.as_ref() == "enable" {
             out.extend(

@@ -40,6 +40,7 @@ const CACHES: &[&str] = &[
 /// Folders below the home directory's own that hold what the user cannot get back: the
 /// trash (emptying it after a move is a delete), the keyrings, the mail.
 const DEEP_USER_DATA: &[&str] = &[
+    "~/.local/share",
     "~/.local/share/Trash",
     "~/.local/share/keyrings",
     "~/.local/share/evolution",
@@ -87,6 +88,22 @@ fn names_an_ancestor(text: &str) -> bool {
 fn place(found: &Found, arg: &Arg) -> Place {
     // The working directory and the repository's root, named by expansion, are where
     // relative paths start.
+    // `$(dirname "$PWD")` is `..`, nested as often as it is written.
+    let mut text = arg.text.clone();
+    for (parent, relative) in [
+        ("$(dirname \"$(dirname \"$PWD\")\")", "../.."),
+        ("$(dirname \"$PWD\")", ".."),
+        ("$(dirname $PWD)", ".."),
+        ("$(dirname \"$(pwd)\")", ".."),
+    ] {
+        if let Some(rest) = text.strip_prefix(parent) {
+            text = format!("{relative}{rest}");
+        }
+    }
+    let arg = &Arg {
+        text,
+        ..arg.clone()
+    };
     let mut relative = [
         "$PWD/",
         "${PWD}/",
@@ -136,7 +153,7 @@ fn place(found: &Found, arg: &Arg) -> Place {
         | ["run", "user", ..]
         | ["media", ..]
         | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
-        [first, _, ..] => crate::builtin::is_system_dir(first),
+        [first, ..] => crate::builtin::is_system_dir(first),
         _ => false,
     };
     if system { Place::System } else { Place::Other }
@@ -167,7 +184,8 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                             .chain(STARTUP_FILES)
                             .any(|place| under(&target, place))
                 }
-                Place::System => recursive,
+                // The kernels and boot loader files, one by one too.
+                Place::System => recursive || located(found, arg).starts_with("/boot/"),
                 Place::Other => false,
             })
         }
@@ -202,7 +220,11 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 });
             operand_list.iter().any(|arg| {
                 let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+                // A top-level system directory moved away (`mv /etc /tmp/x`).
+                let system_root = target.matches('/').count() == 1
+                    && crate::builtin::is_system_dir(target.trim_start_matches('/'));
                 target == "~"
+                    || system_root
                     || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
             })
         }
@@ -217,6 +239,11 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
         }
         "tar" | "bsdtar" => {
             form.iter().any(|arg| arg.text == "--remove-files")
+                && operand_list.iter().any(|arg| is_data(arg))
+        }
+        // `7z a -sdel`: the sources deleted once archived.
+        "7z" | "7za" | "7zz" => {
+            form.iter().any(|arg| arg.text == "-sdel")
                 && operand_list.iter().any(|arg| is_data(arg))
         }
         "zip" => {
@@ -297,10 +324,21 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                             | "-perm"
                     )
                 }));
-            destroys
+            // Any `-exec rm` counts inside a credential folder (`find ~/.aws -exec rm {} \;`).
+            let removes = form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-exec" | "-execdir")
+                    && basename(&pair[1].text) == "rm"
+                    || (pair[0].text.ends_with("busybox") && pair[1].text == "rm")
+            });
+            let secret_start = start.iter().any(|arg| {
+                let target = located(found, arg);
+                SECRETS.iter().any(|place| under(&target, place)) || target == "~/.ssh"
+            });
+            (destroys
                 && start
                     .iter()
-                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
+                || (removes && secret_start)
         }
         "dd" => form
             .iter()
@@ -445,9 +483,21 @@ pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
         let target = path(text);
         target == ".git"
             || target.ends_with("/.git")
-            || target.starts_with(".git/objects")
-            || target.contains("/.git/objects")
+            || ["objects", "refs", "packed-refs", "HEAD", "logs"]
+                .iter()
+                .any(|inner| {
+                    target.starts_with(&format!(".git/{inner}"))
+                        || target.contains(&format!("/.git/{inner}"))
+                })
     };
+    // The refs or objects overwritten in place (`: > .git/packed-refs`).
+    if name != "git"
+        && super::written_paths(found, form)
+            .iter()
+            .any(|target| git_dir(target) && target != ".git" && !target.ends_with("/.git"))
+    {
+        return true;
+    }
     match &*name {
         "rm" | "rimraf" | "shred" | "mv" => operands(form).any(|arg| git_dir(&arg.text)),
         "find" => {
@@ -499,19 +549,31 @@ pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
                                 })
                             })
             });
+            // The main branch, or every branch (`xargs git branch -D` fed `for-each-ref`).
             let deletes_branch = after("branch").is_some_and(|rest| {
                 rest.iter()
                     .any(|word| matches!(*word, "-D" | "--delete" | "-d"))
-                    && rest
-                        .iter()
-                        .any(|word| matches!(*word, "main" | "master" | "trunk"))
+                    && rest.iter().any(|word| {
+                        matches!(*word, "main" | "master" | "trunk") || word.contains("%(refname")
+                    })
             });
+            // Every ref rewritten with the backups overwritten, or the history filtered by
+            // `filter-repo` (which drops the reflogs and repacks).
+            let rewrites_all = after("filter-branch")
+                .is_some_and(|rest| rest.contains(&"-f") && rest.contains(&"--all"))
+                || after("filter-repo").is_some_and(|rest| rest.contains(&"--force"));
+            // The reflog told to forget at once: the next `gc` drops what only it kept.
+            let forgets = words.contains(&"config")
+                && words.windows(2).any(|pair| {
+                    pair[0].to_ascii_lowercase().starts_with("gc.reflogexpire")
+                        && matches!(pair[1], "now" | "0" | "all")
+                });
             let empties_index = after("filter-branch").is_some_and(|rest| {
                 rest.iter().any(|word| {
                     word.contains("git rm") && (word.contains(" .") || word.contains(" *"))
                 })
             });
-            expires || deletes_ref || deletes_branch || empties_index
+            expires || deletes_ref || deletes_branch || empties_index || rewrites_all || forgets
         }
         _ => {
             let _ = found;

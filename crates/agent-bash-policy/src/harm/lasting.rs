@@ -91,6 +91,13 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                 })
         }
         "setcap" => !has(form, &["-v", "-h"]),
+        "install"
+            if written_paths(found, form)
+                .iter()
+                .any(|target| PERSISTENT_PLACES.iter().any(|place| under(target, place))) =>
+        {
+            true
+        }
         "install" => {
             form.iter().skip(1).any(|arg| {
                 arg.text
@@ -178,8 +185,8 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
         "ln" | "cp" | "mv" => {
             let operands: Vec<&Arg> = operands(form).collect();
             let from_scratch = operands.first().is_some_and(|source| {
-                let source = path(&source.text);
-                ["/tmp/", "/dev/shm/", "/var/tmp/"]
+                let source = path(&crate::builtin::home_spellings(&source.text));
+                ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
                     .iter()
                     .any(|place| source.starts_with(place))
             });
@@ -219,14 +226,22 @@ fn grants_admin(form: &[Arg]) -> bool {
     let mentions = |needle: &str| words.iter().any(|word| word.contains(needle));
     match &*name(form) {
         "aws" => {
+            // New keys or a console password for another user: their rights, taken.
             has("iam")
                 && words.iter().any(|word| {
                     matches!(
                         *word,
-                        "attach-user-policy" | "attach-role-policy" | "attach-group-policy"
+                        "create-access-key" | "create-login-profile" | "update-login-profile"
                     )
                 })
-                && (mentions("AdministratorAccess") || mentions("IAMFullAccess"))
+                || has("iam")
+                    && words.iter().any(|word| {
+                        matches!(
+                            *word,
+                            "attach-user-policy" | "attach-role-policy" | "attach-group-policy"
+                        )
+                    })
+                    && (mentions("AdministratorAccess") || mentions("IAMFullAccess"))
                 || (has("iam")
                     && words
                         .iter()
@@ -405,8 +420,15 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
                 }) && words.contains(&"enable")
         }
         "loginctl" => form.get(1).is_some_and(|sub| sub.text == "enable-linger"),
-        "git" => sets_global_hooks(form),
-        "npm" | "pnpm" | "yarn" => sets_package_manager_shell(form),
+        "git" => sets_global_hooks(form) || redirects_git(form),
+        "npm" | "pnpm" | "yarn" => sets_package_manager_shell(form) || redirects_registry(form),
+        "pip" | "pip3" => redirects_registry(form),
+        "launchctl" => form.iter().any(|arg| {
+            matches!(
+                arg.text.as_str(),
+                "load" | "bootstrap" | "enable" | "submit"
+            )
+        }),
         // A start-up file made a link to a project's or a scratch file: what runs at login
         // is whatever that file holds then (a dotfiles folder's link asks, as any unseen
         // start-up text does).
@@ -442,6 +464,59 @@ fn sets_global_hooks(form: &[Arg]) -> bool {
         && words
             .iter()
             .any(|word| word.eq_ignore_ascii_case("core.hooksPath"))
+}
+
+/// True for `git config --global` (or `--system`) settings that hand git's traffic or the
+/// user's credentials to someone else: `url.X.insteadOf`, `http(s).proxy`, a
+/// `credential.helper` that is a shell snippet.
+fn redirects_git(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let global = words
+        .iter()
+        .any(|word| matches!(*word, "--global" | "--system"));
+    let Some(at) = words.iter().position(|word| {
+        let key = word.to_ascii_lowercase();
+        (key.starts_with("url.")
+            && (key.ends_with(".insteadof") || key.ends_with(".pushinsteadof")))
+            || matches!(
+                key.as_str(),
+                "http.proxy" | "https.proxy" | "credential.helper"
+            )
+    }) else {
+        return false;
+    };
+    let key = words[at].to_ascii_lowercase();
+    let value = words.get(at + 1).copied().unwrap_or("");
+    words.contains(&"config") && global && (key != "credential.helper" || value.starts_with('!'))
+}
+
+/// True for a package manager told to fetch from another registry or index over plain
+/// http or a bare address (`npm config set registry http://203.0.113.4:4873/`, `pip config
+/// set global.index-url …`): every later install comes from there.
+fn redirects_registry(form: &[Arg]) -> bool {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let Some(set) = words
+        .windows(2)
+        .position(|pair| pair[0] == "config" && pair[1] == "set")
+    else {
+        return false;
+    };
+    let rest = &words[set + 2..];
+    let key = rest
+        .first()
+        .map_or("", |key| key.split('=').next().unwrap_or(""));
+    let value = rest
+        .first()
+        .and_then(|key| key.split_once('=').map(|(_, value)| value))
+        .or_else(|| rest.get(1).copied())
+        .unwrap_or("");
+    let redirecting = matches!(key, "registry" | "proxy" | "https-proxy")
+        || key.ends_with("index-url")
+        || key.ends_with(":registry");
+    redirecting
+        && !value.contains("registry.npmjs.org")
+        && !value.contains("pypi.org")
+        && !value.contains("yarnpkg.com")
 }
 
 /// True for `npm config set script-shell X` (and `shell`, `node-options`, `git`): every
@@ -535,6 +610,30 @@ fn sets_environment_only(line: &str) -> bool {
         "trap ",
     ];
     if HOOKS.iter().any(|hook| line.contains(hook)) {
+        return false;
+    }
+    // An alias that takes the name of a program people trust with passwords or keys.
+    if let Some(name) = line
+        .strip_prefix("alias ")
+        .and_then(|rest| rest.split('=').next())
+        && matches!(
+            name.trim(),
+            "sudo"
+                | "su"
+                | "ssh"
+                | "scp"
+                | "git"
+                | "passwd"
+                | "gpg"
+                | "doas"
+                | "pkexec"
+                | "aws"
+                | "kubectl"
+                | "docker"
+                | "ls"
+                | "cd"
+        )
+    {
         return false;
     }
     line.is_empty()

@@ -375,6 +375,98 @@ pub(crate) fn kill_many(form: &[Arg]) -> bool {
 
 /// True if `form` asks systemd-logind, the firmware or a management controller to power the
 /// machine off or restart it (`busctl call … Reboot`, `ipmitool chassis power off`).
+/// True if `form` cuts the machine off or takes away what it stands on, as a shutdown
+/// would: the network interface down, a firewall that drops everything or is flushed with
+/// it, `sshd` or the journal masked or stopped, the root or home file system unmounted or
+/// made read-only, a disk filled (`fallocate -l 900G`, `dd` from `/dev/zero` with no
+/// `count`).
+pub(crate) fn cuts_off(form: &[Arg]) -> bool {
+    let name = name(form);
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let has_word = |word: &str| words.contains(&word);
+    match &*name {
+        "ip" => has_word("link") && has_word("down") || (has_word("addr") && has_word("flush")),
+        "ifconfig" | "ifdown" => has_word("down") || name == "ifdown",
+        "nmcli" => has_word("off") && (has_word("networking") || has_word("radio")),
+        "iptables" | "ip6tables" => {
+            words.windows(2).any(|pair| {
+                matches!(pair[0], "-P" | "--policy") && matches!(pair[1], "INPUT" | "OUTPUT")
+            }) && (has_word("DROP") || has_word("REJECT"))
+        }
+        "nft" => has_word("flush") && has_word("ruleset"),
+        "ufw" => {
+            has_word("deny")
+                && (has_word("incoming") || has_word("outgoing"))
+                && has_word("default")
+        }
+        "systemctl" => {
+            words
+                .iter()
+                .any(|word| matches!(*word, "mask" | "stop" | "disable" | "kill"))
+                && words.iter().any(|word| {
+                    matches!(
+                        word.trim_end_matches(".service"),
+                        "sshd"
+                            | "ssh"
+                            | "systemd-journald"
+                            | "systemd-logind"
+                            | "dbus"
+                            | "systemd-networkd"
+                            | "NetworkManager"
+                            | "networking"
+                    )
+                })
+        }
+        "umount" => {
+            words.iter().any(|word| {
+                matches!(
+                    word.trim_end_matches('/'),
+                    "" | "/home" | "/usr" | "/var" | "/boot" | "/etc" | "/proc" | "/sys" | "/dev"
+                ) && !word.starts_with('-')
+            }) || has_word("-a")
+        }
+        "mount" => {
+            words
+                .iter()
+                .any(|word| word.contains("remount") && word.contains("ro"))
+                && words
+                    .iter()
+                    .any(|word| matches!(*word, "/" | "/home" | "/usr" | "/var"))
+        }
+        "fallocate" => {
+            words
+                .windows(2)
+                .any(|pair| matches!(pair[0], "-l" | "--length") && huge_size(pair[1]))
+                || words
+                    .iter()
+                    .any(|word| word.strip_prefix("-l").is_some_and(huge_size))
+        }
+        "dd" => {
+            words
+                .iter()
+                .any(|word| matches!(*word, "if=/dev/zero" | "if=/dev/urandom" | "if=/dev/random"))
+                && words.iter().any(|word| word.starts_with("of="))
+                && !words.iter().any(|word| word.starts_with("count="))
+        }
+        _ => false,
+    }
+}
+
+/// True for a size of 100 GB or more (`900G`, `1T`).
+fn huge_size(size: &str) -> bool {
+    let digits: String = size.chars().take_while(char::is_ascii_digit).collect();
+    let number: u64 = digits.parse().unwrap_or(0);
+    match size[digits.len()..]
+        .chars()
+        .next()
+        .map(|c| c.to_ascii_uppercase())
+    {
+        Some('G') => number >= 100,
+        Some('T' | 'P' | 'E') => number >= 1,
+        _ => false,
+    }
+}
+
 pub(crate) fn power(form: &[Arg]) -> bool {
     let name = name(form);
     const NAMES: &[&str] = &[

@@ -18,7 +18,9 @@ pub(crate) use files::{
     climbs_out, deletes_working_directory, lists_home, project_history, user_files,
 };
 pub(crate) use lasting::{persistence, privilege, startup_write_unseen, written_paths};
-pub(crate) use machine::{disk_write, firmware, kernel, kill_many, power, unusual_module};
+pub(crate) use machine::{
+    cuts_off, disk_write, firmware, kernel, kill_many, power, unusual_module,
+};
 pub(crate) use network::{
     evaluates_code, fetches_in_code, raw_network, reads_secret, reverse_shell, sends,
     sends_only_to, token_service,
@@ -186,6 +188,7 @@ const SECRETS: &[&str] = &[
 /// a write there runs at the next login or the next use of the tool.
 const STARTUP_FILES: &[&str] = &[
     "~/.bashrc",
+    "~/.bash_aliases",
     "~/.bash_profile",
     "~/.bash_login",
     "~/.bash_logout",

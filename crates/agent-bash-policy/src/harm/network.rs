@@ -217,6 +217,25 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     if secret_in_url(form) && hosts() {
         return true;
     }
+    // `php -S HOST:PORT` serves the working directory to whoever reaches HOST.
+    if name == "php"
+        && form.windows(2).any(|pair| {
+            let host = pair[1].text.rsplit_once(':').map_or("", |(host, _)| host);
+            pair[0].text == "-S" && (host == "0.0.0.0" || !is_loopback(host))
+        })
+    {
+        return true;
+    }
+    // A tunnel to the internet; file servers that listen on every interface unless told a
+    // loopback address.
+    if name == "ngrok" {
+        return true;
+    }
+    if matches!(&*name, "httpd" | "http-server" | "serve") {
+        return !form
+            .iter()
+            .any(|arg| arg.text.contains("127.0.0.1") || arg.text.contains("localhost"));
+    }
     // `python -m http.server` listens on every interface unless bound to loopback.
     if form
         .windows(2)
@@ -282,7 +301,10 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
         "ssh" | "dig" | "nslookup" | "host" | "drill" | "ftp" | "tftp" | "smbclient"
         | "sendmail" | "mail" | "mailx" | "mutt" | "swaks" | "pastebinit" | "gist" | "rclone"
         | "gsutil" => hosts(),
-        "gh" => form.get(1).is_some_and(|sub| sub.text == "gist"),
+        "gh" => form.get(1).is_some_and(|sub| {
+            sub.text == "gist"
+                || (sub.text == "api" && form.iter().any(|arg| arg.text.starts_with("gists")))
+        }),
         "aws" => {
             form.iter().any(|arg| arg.text == "s3")
                 && form.iter().any(|arg| arg.text.starts_with("s3://"))
@@ -387,11 +409,24 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                 ".env",
                 "identity",
             ];
+            // A relative path read where an earlier `cd` went (`cd ~/.mozilla && tar c …`).
+            let joined;
+            let text = match &found.cwd {
+                Some(dir) if !text.starts_with(['/', '~', '$', '@', '-']) => {
+                    joined = format!("{dir}/{text}");
+                    joined.as_str()
+                }
+                _ => text,
+            };
             if !HINTS.iter().any(|hint| text.contains(hint)) {
                 return false;
             }
             let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
             let target = home_of_someone(&path(&spelled));
+            // Any process's environment (`/proc/$PPID/environ`).
+            if target.starts_with("/proc/") && target.ends_with("/environ") {
+                return true;
+            }
             !target.ends_with(".pub")
                 && !target.ends_with("known_hosts")
                 && !target.ends_with("/config")
@@ -407,6 +442,14 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             return true;
         }
         if dumps_secrets(form) {
+            return true;
+        }
+        // A file server started in a credential folder (`cd ~/.ssh && php -S 0.0.0.0:80`).
+        let serves_cwd = (name == "php" && form.iter().any(|arg| arg.text == "-S"))
+            || form
+                .windows(2)
+                .any(|pair| pair[0].text == "-m" && pair[1].text == "http.server");
+        if serves_cwd && found.cwd.as_deref().is_some_and(is_secret_path) {
             return true;
         }
         // A credential added to a commit leaves with the next push.
@@ -503,7 +546,14 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                         })
                     })
             }
-            "gh" => operands(form).any(|arg| secret(&arg.text)),
+            // `gh api -F 'key=@FILE'` sends FILE's text.
+            "gh" => operands(form).any(|arg| {
+                secret(&arg.text)
+                    || arg
+                        .text
+                        .split_once("=@")
+                        .is_some_and(|(_, file)| secret(file))
+            }),
             _ => false,
         };
         uploads
@@ -569,6 +619,17 @@ pub(crate) fn evaluates_code(code: &str) -> bool {
         ]
         .iter()
         .any(|call| code.contains(call))
+}
+
+/// True if `text` names a credential file or folder (`~/.aws`, `$HOME/.ssh/id_rsa`).
+fn is_secret_path(text: &str) -> bool {
+    let spelled = crate::builtin::home_spellings(text);
+    let target = home_of_someone(&path(&spelled));
+    target == "~/.ssh"
+        || SECRETS.iter().any(|place| under(&target, place))
+        || STARTUP_FILES
+            .iter()
+            .any(|place| *place == target && place.contains(".ssh"))
 }
 
 /// The service whose access token `form` prints (`gh auth token`, `gcloud auth
@@ -654,6 +715,16 @@ fn dumps_secrets(form: &[Arg]) -> bool {
             | "echo"
             | "printf"
             | "find"
+            | "gpg"
+            | "gpg2"
+            | "jq"
+            | "security"
+            | "socat"
+            | "ngrok"
+            | "busybox"
+            | "httpd"
+            | "http-server"
+            | "serve"
     ) || commands::is_language_interpreter(first);
     if !interesting {
         return false;
@@ -663,6 +734,37 @@ fn dumps_secrets(form: &[Arg]) -> bool {
     match words.first().map(|first| basename(first)) {
         Some("kubectl" | "oc") => {
             has_word("get") && words.iter().any(|word| word.starts_with("secret"))
+                || (has_word("config") && has_word("view") && has_word("--raw"))
+        }
+        // Private keys exported, the environment printed as JSON, a keychain password.
+        Some("gpg" | "gpg2") => words.iter().any(|word| word.starts_with("--export-secret")),
+        Some("jq") => words
+            .iter()
+            .skip(1)
+            .any(|word| matches!(*word, "env" | "$ENV" | "$__prog_env")),
+        Some("security") => words.iter().any(|word| {
+            matches!(
+                *word,
+                "find-generic-password" | "find-internet-password" | "dump-keychain"
+            )
+        }),
+        // socat reading a credential file (`FILE:~/.aws/credentials`).
+        Some("socat") => words.iter().any(|word| {
+            word.split_once(':').is_some_and(|(kind, rest)| {
+                matches!(
+                    kind.to_ascii_uppercase().as_str(),
+                    "FILE" | "OPEN" | "GOPEN"
+                ) && is_secret_path(rest.split(',').next().unwrap_or(""))
+            })
+        }),
+        // A file server whose root is a credential folder (`ngrok http file://~/.aws`,
+        // `busybox httpd -h ~/.gnupg`).
+        Some("ngrok" | "busybox" | "httpd" | "http-server" | "serve") => {
+            words
+                .iter()
+                .any(|word| is_secret_path(word.trim_start_matches("file://")))
+                && (words.contains(&"httpd")
+                    || !matches!(words.first().map(|first| basename(first)), Some("busybox")))
         }
         Some("aws") => {
             has_word("export-credentials")

@@ -181,6 +181,13 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
         "pulumi",
         "gh",
         "helm",
+        "rails",
+        "rake",
+        "python",
+        "python3",
+        "mix",
+        "php",
+        "bundle",
         "kubectl",
         "oc",
         "aws",
@@ -261,6 +268,11 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                             || word.eq_ignore_ascii_case("--method=DELETE")
                     }))
                 || (words.first() == Some(&"secret") && words.get(1) == Some(&"delete"))
+                // A repository deleted through the GraphQL API.
+                || (has_word("graphql")
+                    && words.iter().any(|word| {
+                        word.contains("deleteRepository") || word.contains("deleteRef")
+                    }))
         }
         // A release removed from a production namespace or context, or from the cluster's
         // own components.
@@ -332,6 +344,7 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                     word.starts_with("delete-")
                         || word.starts_with("terminate-")
                         || *word == "deregister-image"
+                        || *word == "schedule-key-deletion"
                 })
         }
         "gsutil" => {
@@ -343,9 +356,17 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                             .iter()
                             .any(|w| w.ends_with("/**") || w.ends_with("/*"))))
         }
-        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud" | "scw" => words
-            .iter()
-            .any(|word| matches!(*word, "delete" | "destroy" | "purge")),
+        // `gcloud storage rm --recursive gs://…`, `az storage blob delete-batch`.
+        "gcloud" | "az" | "doctl" | "linode-cli" | "hcloud" | "scw" => {
+            words
+                .iter()
+                .any(|word| matches!(*word, "delete" | "destroy" | "purge" | "delete-batch"))
+                || (has_word("storage")
+                    && has_word("rm")
+                    && words
+                        .iter()
+                        .any(|word| matches!(*word, "-r" | "--recursive") || word.ends_with("/**")))
+        }
         "heroku" => words.iter().any(|word| {
             matches!(
                 *word,
@@ -359,6 +380,7 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
         "vercel" => has_word("remove") || has_word("rm"),
         "netlify" => has_word("sites:delete"),
         "glab" => has_word("repo") && has_word("delete"),
+
         "etcdctl" => has_word("del") && (has_word("--prefix") || has_word("--from-key")),
         "consul" => {
             has_word("kv")
@@ -389,7 +411,36 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                     .is_some_and(|host| !is_loopback(host))
             })
         }
-        "vault" => has_word("delete") || has_word("destroy"),
+        // A framework's database dropped or emptied in production.
+        "rails" | "rake" | "python" | "python3" | "mix" | "php" | "npx" | "bundle" => {
+            let production = words.iter().any(|word| {
+                let lower = word.to_ascii_lowercase();
+                (lower.contains("env=prod") || lower.contains("settings") || lower.contains("env="))
+                    && lower.contains("prod")
+            });
+            let drops = words.iter().any(|word| {
+                matches!(
+                    *word,
+                    "db:drop"
+                        | "db:reset"
+                        | "db:purge"
+                        | "db:schema:load"
+                        | "flush"
+                        | "reset_db"
+                        | "ecto.drop"
+                        | "ecto.reset"
+                        | "migrate:fresh"
+                        | "db:wipe"
+                        | "migrate:reset"
+                )
+            });
+            production && drops
+        }
+        "vault" => {
+            has_word("delete")
+                || has_word("destroy")
+                || (has_word("secrets") && has_word("disable"))
+        }
         // The SQL on the command line, or fed on input (`echo 'DROP …' | psql`).
         "psql" | "mysql" | "mariadb" | "sqlcmd" | "cockroach" | "clickhouse-client" => {
             words.iter().any(|word| is_destructive_sql(word))
@@ -465,6 +516,10 @@ fn git_push_destroys(words: &[&str]) -> bool {
             || (word.starts_with('-') && !word.starts_with("--") && word.contains('f'))
     });
     let deletes = rest.iter().any(|word| matches!(*word, "--delete" | "-d"));
+    // Every branch or tag, as fed by `git tag -l | xargs git push origin --delete`.
+    if deletes && rest.iter().any(|word| word.contains("%(refname")) {
+        return true;
+    }
     if rest
         .iter()
         .any(|word| *word == "--mirror" || word.starts_with("--prune"))

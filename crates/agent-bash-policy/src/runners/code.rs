@@ -92,6 +92,37 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     }
     commands.extend(code_execs(code));
     commands.extend(lisp_shell_calls(code));
+    // Perl's and Ruby's `system "…"` and `exec '…'` without parentheses.
+    for call in [
+        "system \"",
+        "system '",
+        "exec \"",
+        "exec '",
+        "system qq{",
+        "exec qq{",
+    ] {
+        for (at, _) in code.match_indices(call) {
+            let before = code[..at].chars().last();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == '.') {
+                continue;
+            }
+            let rest = &code[at + call.len() - 1..];
+            if let Some(text) = quoted_prefix(rest) {
+                commands.push(text);
+            }
+        }
+    }
+    // Code hidden in an encoded literal it decodes (`eval pack "H*", "…"`,
+    // `eval(Buffer.from("…", "base64").toString())`): read like the rest, once.
+    if !code.contains("\u{0}decoded") {
+        for decoded in decoded_literals(code) {
+            let marked = format!("{decoded}\u{0}decoded");
+            commands.extend(code_commands(language, &marked));
+            if looks_like_shell(&decoded) {
+                commands.push(decoded);
+            }
+        }
+    }
     if ["tclsh", "wish", "expect"]
         .iter()
         .any(|name| language.starts_with(name))
@@ -117,7 +148,10 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         "fork for",
         "fork() while",
     ];
-    if code.contains("fork") && ENDLESS.iter().any(|form| code.contains(form)) {
+    let starts_processes = ["fork", "spawn(", "Popen(", "exec(", "system("]
+        .iter()
+        .any(|call| code.contains(call));
+    if starts_processes && ENDLESS.iter().any(|form| code.contains(form)) {
         commands.push(":(){ :|:& };:".to_owned());
     }
     // Backquotes in Perl, Ruby and PHP run shell text too (in Python they are nothing, in
@@ -199,6 +233,100 @@ fn lisp_shell_calls(code: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The texts of the encoded literals `code` decodes: base64 (`b64decode('…')`,
+/// `Buffer.from('…', 'base64')`, `atob('…')`, `decode_base64('…')`) and hex (`pack "H*",
+/// "…"`, `bytes.fromhex('…')`, `Buffer.from('…', 'hex')`).
+fn decoded_literals(code: &str) -> Vec<String> {
+    use base64::Engine;
+    let mut found = Vec::new();
+    let literal_after = |at: usize| {
+        let rest = &code[at..];
+        let start = rest.find(['"', '\''])?;
+        let quote = rest[start..].chars().next()?;
+        let inner = &rest[start + 1..];
+        inner.find(quote).map(|end| &inner[..end])
+    };
+    for call in [
+        "b64decode(",
+        "Buffer.from(",
+        "atob(",
+        "decode_base64(",
+        "base64_decode(",
+        "Base64.decode64(",
+    ] {
+        for (at, _) in code.match_indices(call) {
+            let Some(text) = literal_after(at + call.len()) else {
+                continue;
+            };
+            let hex_call = call == "Buffer.from("
+                && code[at..]
+                    .split(')')
+                    .next()
+                    .is_some_and(|args| args.contains("hex"));
+            let bytes = if hex_call {
+                hex_bytes(text)
+            } else {
+                base64::engine::general_purpose::STANDARD
+                    .decode(text.trim())
+                    .ok()
+            };
+            found.extend(bytes.and_then(|bytes| String::from_utf8(bytes).ok()));
+        }
+    }
+    for call in [
+        "pack \"H*\",",
+        "pack('H*',",
+        "pack(\"H*\",",
+        "pack 'H*',",
+        "bytes.fromhex(",
+        "unhexlify(",
+    ] {
+        for (at, _) in code.match_indices(call) {
+            let Some(text) = literal_after(at + call.len()) else {
+                continue;
+            };
+            found.extend(hex_bytes(text).and_then(|bytes| String::from_utf8(bytes).ok()));
+        }
+    }
+    found
+}
+
+/// The bytes of a hex string (`726d20`), if it is one.
+fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim();
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+        return None;
+    }
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
+
+/// True if decoded text starts like a shell command that does harm often enough to look.
+fn looks_like_shell(text: &str) -> bool {
+    matches!(
+        text.split_whitespace().next().unwrap_or(""),
+        "rm" | "sh"
+            | "bash"
+            | "curl"
+            | "wget"
+            | "shutdown"
+            | "reboot"
+            | "mkfs"
+            | "dd"
+            | "chmod"
+            | "chown"
+            | "kill"
+            | "pkill"
+            | "nc"
+            | "python"
+            | "python3"
+            | "perl"
+            | "eval"
+    )
 }
 
 /// Tcl's `exec prog args…` (at a line's start or in brackets): the command it runs.
@@ -322,8 +450,12 @@ fn code_harm(code: &str) -> Vec<String> {
         found.push(format!("cp /dev/null {target}"));
     }
     // Cloud objects deleted through an SDK: said as the CLI's delete.
-    if code.contains("boto3")
+    if (code.contains("boto3") || code.contains("aws-sdk"))
         && [
+            "deleteBucket(",
+            "DeleteBucketCommand",
+            "deleteObjects(",
+            "DeleteObjectsCommand",
             ".delete()",
             "delete_bucket(",
             "delete_objects(",
@@ -451,6 +583,8 @@ fn code_deletions(code: &str) -> Vec<String> {
         "os.remove(",
         "os.rmdir(",
         "FileUtils.rm_r(",
+        "array_map(\"unlink\", glob(",
+        "array_map('unlink', glob(",
     ];
 
     let mut found = Vec::new();
