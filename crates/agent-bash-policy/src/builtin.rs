@@ -551,7 +551,7 @@ const NON_DISK_DIRS: &[&str] = &[
 ];
 
 /// True if a shell glob (`*`, `?`, `[…]`, `[!…]`) matches all of `name`.
-fn shell_glob_matches(pattern: &[u8], name: &[u8]) -> bool {
+pub(crate) fn shell_glob_matches(pattern: &[u8], name: &[u8]) -> bool {
     match (pattern.first(), name.first()) {
         (None, _) => name.is_empty(),
         (Some(b'*'), _) => {

@@ -28,6 +28,13 @@ impl Values {
         self.scalars.push((name.to_owned(), value.to_owned()));
     }
 
+    /// `name=value`, or `name+=value` (`append`), which adds to the value it had.
+    pub(crate) fn assign(&mut self, name: &str, value: &str, append: bool) {
+        let before = append.then(|| self.scalar_of(name)).flatten().unwrap_or("");
+        let value = format!("{before}{value}");
+        self.scalar(name, &value);
+    }
+
     pub(crate) fn array(&mut self, name: &str, values: Vec<String>) {
         self.arrays.push((name.to_owned(), values));
     }
@@ -104,6 +111,50 @@ impl Values {
     /// its name is written out (and not rebound) or some part is not shown.
     pub(crate) fn expanded_command(&self, argv: &[Arg]) -> Option<String> {
         let first = argv.first()?;
+        // `/???/?m -rf ~`, `/usr/bin/[r]m`: a glob as the command names the programs it
+        // matches; each is read.
+        // Only `?` and `[…]`: names of one length, which few programs share (with `*`, the
+        // first of many names, unknown here, would run).
+        if first.glob && first.text.starts_with('/') && !first.text.contains('*') {
+            let matched: Vec<String> = GLOBBED
+                .iter()
+                .flat_map(|program| {
+                    ["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/"]
+                        .iter()
+                        .map(move |dir| format!("{dir}{program}"))
+                })
+                .filter(|path| {
+                    crate::builtin::shell_glob_matches(first.text.as_bytes(), path.as_bytes())
+                })
+                .map(|path| {
+                    let mut words = vec![Arg::literal(path)];
+                    words.extend(argv[1..].iter().cloned());
+                    quote_join(&words)
+                })
+                .collect();
+            return (!matched.is_empty()).then(|| matched.join("\n"));
+        }
+        // `rm -rf "${!p}/.ssh"`, `rm -rf "$*"`: arguments bash builds from the line's values.
+        let built = |arg: &Arg| {
+            !arg.literal
+                && ["${!", "$*", "${*}", "[*]}", "[@]}"]
+                    .iter()
+                    .any(|part| arg.text.contains(part))
+        };
+        if first.literal && argv.iter().any(built) {
+            let ifs = self.scalar_of("IFS").filter(|ifs| ifs.chars().count() <= 1);
+            let mut parts = vec![quote_join(std::slice::from_ref(first))];
+            for arg in &argv[1..] {
+                parts.push(if built(arg) {
+                    self.expanded_word(arg, ifs)?
+                } else if arg.literal {
+                    quote_join(std::slice::from_ref(arg))
+                } else {
+                    arg.text.clone()
+                });
+            }
+            return Some(parts.join(" "));
+        }
         if first.literal {
             let (_, path) = self
                 .hashed
@@ -131,16 +182,30 @@ impl Values {
     fn expanded_word(&self, arg: &Arg, ifs: Option<&str>) -> Option<String> {
         let text = arg.text.as_str();
         // `"${a[@]}"` and `"$@"`: each element a word of its own.
-        for (prefix, name) in [("${", "[@]}"), ("${", "[*]}")] {
-            if let Some(inner) = text
-                .strip_prefix(prefix)
-                .and_then(|rest| rest.strip_suffix(name))
-            {
-                return self.array_of(inner).map(quoted_words);
-            }
+        if let Some(inner) = text
+            .strip_prefix("${")
+            .and_then(|rest| rest.strip_suffix("[@]}"))
+        {
+            return self.array_of(inner).map(quoted_words);
         }
-        if matches!(text, "$@" | "${@}" | "$*") {
+        if matches!(text, "$@" | "${@}") {
             return self.array_of("@").map(quoted_words);
+        }
+        // `${a[*]}` and `$*`: the elements joined by the first character of `IFS`.
+        let joined = text
+            .strip_prefix("${")
+            .and_then(|rest| rest.strip_suffix("[*]}"))
+            .or(matches!(text, "$*" | "${*}").then_some("@"));
+        if let Some(inner) = joined {
+            let separator: String = self
+                .scalar_of("IFS")
+                .map_or(" ".to_owned(), |ifs| ifs.chars().take(1).collect());
+            let value = self.array_of(inner)?.join(&separator);
+            return Some(if arg.splits {
+                value
+            } else {
+                quote_join(&[Arg::literal(value)])
+            });
         }
         let mut value = String::new();
         let mut rest = text;
@@ -195,6 +260,9 @@ impl Values {
         }
         if let Some(pointer) = name.strip_prefix('!') {
             let target = self.scalar_of(pointer)?;
+            if target == "HOME" {
+                return Some(("$HOME".to_owned(), used));
+            }
             return Some((self.scalar_of(target)?.to_owned(), used));
         }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -203,6 +271,13 @@ impl Values {
         Some((self.scalar_of(name)?.to_owned(), used))
     }
 }
+
+/// Programs a glob used as a command is checked against: those a rule denies for some
+/// arguments.
+const GLOBBED: &[&str] = &[
+    "rm", "dd", "shred", "mkfs", "wipefs", "reboot", "shutdown", "poweroff", "halt", "kill",
+    "pkill", "killall", "chmod", "chown", "curl", "wget", "nc", "bash", "sh", "truncate",
+];
 
 /// Words as shell text, each quoted (a home directory left bare so it expands).
 fn quoted_words(values: &[String]) -> String {

@@ -322,6 +322,32 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
         }
     }
     for one in found.iter_mut() {
+        // `for f in ~/.ssh/*; do : > "$f"; done`: a written file named by a bound variable
+        // is each of its values.
+        if one
+            .redirects
+            .iter()
+            .any(|redirect| redirect.writes() && !redirect.target.literal)
+        {
+            let mut redirects = Vec::with_capacity(one.redirects.len());
+            for redirect in &one.redirects {
+                let name = redirect
+                    .target
+                    .text
+                    .strip_prefix('$')
+                    .map(|rest| rest.trim_start_matches('{').trim_end_matches('}'));
+                match name.and_then(|name| by_name.get(name)) {
+                    Some(values) if redirect.writes() => {
+                        redirects.extend(values.iter().map(|value| Redirect {
+                            target: (*value).clone(),
+                            ..redirect.clone()
+                        }));
+                    }
+                    _ => redirects.push(redirect.clone()),
+                }
+            }
+            one.redirects = redirects;
+        }
         // Only commands with an argument naming a bound variable, or a positional parameter
         // of a function the text calls, change.
         let in_call = one.via.iter().any(|via| calls.contains_key(via));
@@ -1207,7 +1233,15 @@ impl Walker<'_> {
         }
         // `echo ~ | xargs rm -rf`: what xargs runs, when its input shows.
         let forms: Vec<&[Arg]> = found.each_form().collect();
-        let input = found.redirects.iter().rev().find_map(|r| r.body.as_deref());
+        let input = found.redirects.iter().rev().find_map(|redirect| {
+            redirect
+                .body
+                .as_deref()
+                .or(match redirect.target.printed.as_deref() {
+                    Some(Printed::Text(text)) if redirect.op == "<" => Some(text.as_str()),
+                    _ => None,
+                })
+        });
         for pair in forms.windows(2) {
             if let Some(script) = runners::xargs_commands(pair[0], pair[1], input) {
                 scripts.push((script, "xargs".to_owned(), None));
@@ -1217,6 +1251,30 @@ impl Walker<'_> {
             unknown = unseen_reason(&mut found);
         }
         self.written_runs(&mut found, &mut scripts, &mut unknown);
+        // `mv ~/.gnupg x && rm -rf x`: deleting what the line moved deletes the original.
+        const MOVED: &str = "moved earlier in this command";
+        for form in found
+            .each_form()
+            .filter(|_| !self.via.iter().any(|via| via == MOVED))
+        {
+            if matches!(&*name_of(form), "rm" | "shred" | "rimraf" | "unlink") {
+                for arg in &form[1..] {
+                    if let Some(written::Content::Moved(original)) =
+                        written::lookup(&self.written, &arg.text)
+                    {
+                        let mut words = vec![form[0].clone()];
+                        words.extend(
+                            form[1..]
+                                .iter()
+                                .filter(|arg| arg.text.starts_with('-'))
+                                .cloned(),
+                        );
+                        let script = format!("{} {original}", runners::quote_join(&words));
+                        scripts.push((script, MOVED.to_owned(), None));
+                    }
+                }
+            }
+        }
         let writes = written::writes(&found, &self.written);
         // A git hook runs on the next commit or checkout, whoever makes it: what it holds
         // is judged now.
@@ -1341,7 +1399,7 @@ impl Walker<'_> {
                             ));
                         }
                     }
-                    written::Content::Unknown => {
+                    written::Content::Moved(_) | written::Content::Unknown => {
                         unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
                     }
                 }
@@ -1445,7 +1503,7 @@ impl Walker<'_> {
                 {
                     self.bindings.push((name.clone(), vec![value.clone()]));
                     if value.literal || shows_only_home(&value.text) {
-                        self.values.scalar(name, &value.text);
+                        self.values.assign(name, &value.text, assignment.append);
                     }
                 }
                 if let ast::AssignmentName::VariableName(name) = &assignment.name
@@ -1617,13 +1675,20 @@ impl Walker<'_> {
             // `>(sh)` reads what the command writes.
             self.launch_stdin = Some(Stdin::Pipe);
         }
+        self.last_output = None;
         self.inside(label, |walker| walker.compound_list(&subshell.list, &[]));
         if matches!(kind, ast::ProcessSubstitutionKind::Write) {
             self.output_substitutions.push((start, self.out.len()));
         }
         let download = self.out[start..].iter().any(Found::downloads);
-        let printed = matches!(kind, ast::ProcessSubstitutionKind::Read)
-            .then(|| Box::new(printed(&self.out[start..])));
+        // What the inner pipeline prints when the line shows it (`<(echo … | base64 -d)`).
+        let shown = self.last_output.take();
+        let printed = matches!(kind, ast::ProcessSubstitutionKind::Read).then(|| {
+            Box::new(match shown {
+                Some(text) => Printed::Text(text),
+                None => printed(&self.out[start..]),
+            })
+        });
         Arg {
             text: label.to_owned(),
             download,
@@ -1966,7 +2031,11 @@ fn script_file(form: &[Arg], bindings: &[(String, Vec<Arg>)]) -> Option<Printed>
         return None;
     };
     let name = name_of(form);
-    if !(commands::is_shell(&name) || matches!(&*name, "source" | ".")) {
+    let interpreter = commands::is_language_interpreter(&name);
+    if !(commands::is_shell(&name) || interpreter || matches!(&*name, "source" | ".")) {
+        return None;
+    }
+    if interpreter && arg.printed.is_some() {
         return None;
     }
     if let Some(printed) = &arg.printed {
@@ -2190,10 +2259,10 @@ fn fed_script(found: &Found) -> Fed {
     {
         return Fed::Script(body);
     }
-    let from_substitution = found
-        .redirects
-        .iter()
-        .any(|redirect| redirect.op == "<" && redirect.target.text.starts_with("<("));
+    // `< <(…)`, or `< "$FILE"`: a script the line does not show.
+    let from_substitution = found.redirects.iter().any(|redirect| {
+        redirect.op == "<" && (redirect.target.text.starts_with("<(") || !redirect.target.literal)
+    });
     if found.stdin != Stdin::Inherited || from_substitution {
         Fed::Unseen
     } else {
@@ -2315,6 +2384,24 @@ fn output_of(found: &Found) -> Option<String> {
                 .iter()
                 .rev()
                 .find_map(|redirect| redirect.body.as_deref())?;
+            // Every ref, filtered: still every ref (`grep -v HEAD`), or every ref turned
+            // into a deletion (`sed 's#^ *origin/#:#'`).
+            if input.contains("%(refname") {
+                return match &*name_of(form) {
+                    "grep" | "egrep" | "cut" | "awk" | "tr" => Some(input.to_owned()),
+                    "sed"
+                        if form.iter().any(|arg| {
+                            let script = arg.text.as_str();
+                            script.starts_with('s')
+                                && script.len() > 2
+                                && script[2..].contains(&format!(":{}", &script[1..2]))
+                        }) =>
+                    {
+                        Some(":%(refname)\n".to_owned())
+                    }
+                    _ => None,
+                };
+            }
             crate::printed::filtered(form, input)
         }
     }

@@ -20,6 +20,9 @@ pub(crate) enum Content {
     Unknown,
     /// A copy of (or link to) a program of the system under another name (`cp /bin/rm x`).
     Program(String),
+    /// A folder of the user's moved here (`mv ~/.gnupg ~/.cache/.g`): deleting it deletes
+    /// that folder.
+    Moved(String),
 }
 
 /// A path as written files are compared: `./x` is `x`.
@@ -132,11 +135,28 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             }
             "cp" | "mv" | "install" | "ln" if operands.len() >= 2 => {
                 let source = key(&operands[0].text);
+                let home_folder = name == "mv"
+                    && ["~/", "$HOME/", "${HOME}/"]
+                        .iter()
+                        .any(|home| operands[0].text.starts_with(home));
                 let content = lookup(earlier, &source)
                     .or_else(|| system_program(&operands[0].text).map(Content::Program))
+                    .or_else(|| home_folder.then(|| Content::Moved(operands[0].text.clone())))
                     .unwrap_or(Content::Unknown);
                 if let Some(last) = operands.last() {
-                    out.push((key(&last.text), content));
+                    // Into a folder (`mv ~/x .`, `mv ~/x dir/`): the file keeps its name there.
+                    let target = if matches!(content, Content::Moved(_))
+                        && (last.text == "." || last.text.ends_with('/'))
+                    {
+                        format!(
+                            "{}/{}",
+                            last.text.trim_end_matches('/'),
+                            basename(operands[0].text.trim_end_matches('/'))
+                        )
+                    } else {
+                        last.text.clone()
+                    };
+                    out.push((key(&target), content));
                 }
             }
             "tee" => out.extend(operands.iter().map(|arg| {
@@ -266,7 +286,8 @@ pub(crate) fn lookup(written: &[(String, Content)], path: &str) -> Option<Conten
     written.iter().rev().find_map(|(place, content)| {
         let inside = path == *place
             || (matches!(content, Content::Download | Content::Clone)
-                && (place == "." || path.starts_with(&format!("{place}/"))));
+                && (place == "." || path.starts_with(&format!("{place}/"))))
+            || (matches!(content, Content::Moved(_)) && path.starts_with(&format!("{place}/")));
         inside.then(|| content.clone())
     })
 }

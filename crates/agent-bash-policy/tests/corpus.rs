@@ -549,7 +549,8 @@ fn unknowns_ask() {
             ("`echo rm` -rf /", "ask -"),
             ("\"$X\"", "ask -"),
             ("${X} arg", "ask -"),
-            ("/bin/r? -rf /", "ask -"),
+            // `?` and `[…]` match names of one length: the programs a rule knows are read.
+            ("/bin/r? -rf /", "deny rm-root"),
             ("/bin/r* x", "ask -"),
             ("sudo $CMD", "ask -"),
             ("xargs $cmd", "ask -"),

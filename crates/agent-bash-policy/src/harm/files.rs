@@ -199,6 +199,20 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                     )
                 })
         }
+        // A browser's or tool's own database emptied (`sqlite3 …/places.sqlite 'DELETE …'`).
+        "sqlite3" => {
+            form.iter().skip(1).any(|arg| {
+                let upper = arg.text.to_ascii_uppercase();
+                upper.contains("DELETE FROM") || upper.contains("DROP TABLE")
+            }) && form.iter().skip(1).any(|arg| {
+                let target = located(found, arg);
+                SECRETS
+                    .iter()
+                    .chain(DEEP_USER_DATA)
+                    .any(|place| under(&target, place))
+                    || target.starts_with("~/.mozilla")
+            })
+        }
         // The user's scheduled jobs, all of them.
         "crontab" => has(form, &["-r"]),
         "unlink" | "shred" | "truncate" | "wipe" | "srm" => {
@@ -398,6 +412,11 @@ fn empties_a_user_file(found: &Found, form: &[Arg]) -> bool {
         "find" => words
             .iter()
             .any(|word| word.starts_with("-fprint") || *word == "-fls"),
+        // `perl -i -ne ''`: every line read, none printed back.
+        "perl" => words
+            .windows(2)
+            .any(|pair| pair[0].starts_with('-') && pair[0].ends_with("ne") && pair[1].is_empty()),
+        "sort" => words.contains(&"-o") && words.contains(&"/dev/null"),
         _ => false,
     };
     empties
@@ -429,9 +448,15 @@ pub(crate) fn lists_home(found: &Found) -> bool {
             "-name" | "-iname" | "-regex" | "-iregex" | "-wholename" | "-iwholename" | "-lname"
         )
     });
-    !narrowed
+    // A hidden home folder holds configuration and credentials: whatever pattern picks
+    // files there picks the user's settings (`find ~/.config -name '*.json'`).
+    let dot_folder = start.iter().any(|arg| {
+        let target = located(found, arg);
+        target.starts_with("~/.") && !CACHES.iter().any(|cache| under(&target, cache))
+    });
+    (dot_folder || !narrowed)
         && start.iter().any(|arg| {
-            place(found, arg) == Place::UserData && located(found, arg) == "~"
+            place(found, arg) == Place::UserData && (located(found, arg) == "~" || dot_folder)
                 || crate::builtin::is_root_or_home(found, arg)
         })
 }

@@ -557,10 +557,10 @@ fn runs_at_interpreter_start(target: &str) -> bool {
 /// if that is all it does, `None` if it writes none or what it writes is not known.
 fn startup_write(found: &Found, form: &[Arg]) -> Option<bool> {
     let targets = written_paths(found, form);
-    if !targets
-        .iter()
-        .any(|target| STARTUP_FILES.iter().any(|place| under(target, place)))
-    {
+    // A project's `.envrc` runs on every `cd` into it once direnv allows it.
+    if !targets.iter().any(|target| {
+        STARTUP_FILES.iter().any(|place| under(target, place)) || basename(target) == ".envrc"
+    }) {
         return None;
     }
     let text = written_text(found, form)?;
@@ -579,6 +579,21 @@ fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
     if let Some((_, text)) = sql_copies(found, form).into_iter().next() {
         return text;
     }
+    // `sed -i '1i TEXT'` / `'$a TEXT'`: the lines sed adds.
+    if name(form) == "sed"
+        && let Some(added) = form.iter().skip(1).find_map(|arg| {
+            let script = arg
+                .text
+                .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$');
+            script
+                .strip_prefix("i ")
+                .or_else(|| script.strip_prefix("a "))
+                .or_else(|| script.strip_prefix("i\\"))
+                .or_else(|| script.strip_prefix("a\\"))
+        })
+    {
+        return Some(added.to_owned());
+    }
     match &*name(form) {
         "echo" | "printf" => Some(
             form.iter()
@@ -591,6 +606,60 @@ fn written_text(found: &Found, form: &[Arg]) -> Option<String> {
         _ => None,
     }
 }
+
+/// Hidden home folders that tools install programs into, so a `PATH` led by them is
+/// everyday set-up.
+const TOOL_FOLDERS: &[&str] = &[
+    "cargo",
+    "local",
+    "npm-global",
+    "npm",
+    "pyenv",
+    "rbenv",
+    "nodenv",
+    "goenv",
+    "bun",
+    "deno",
+    "yarn",
+    "poetry",
+    "volta",
+    "asdf",
+    "sdkman",
+    "jenv",
+    "fnm",
+    "go",
+    "krew",
+    "dotnet",
+    "rd",
+    "linuxbrew",
+    "nix-profile",
+    "opam",
+    "pulumi",
+    "tfenv",
+    "rvm",
+    "gem",
+    "composer",
+    "config",
+    "mix",
+    "ghcup",
+    "cabal",
+    "elan",
+    "wasmer",
+    "wasmtime",
+    "foundry",
+    "juliaup",
+    "pixi",
+    "rye",
+    "fly",
+    "docker",
+    "kube",
+    "istioctl",
+    "nvm",
+    "cargo-target",
+    "rustup",
+    "platformio",
+    "pub-cache",
+];
 
 /// True for a start-up line that only sets the environment or loads a file.
 fn sets_environment_only(line: &str) -> bool {
@@ -610,6 +679,37 @@ fn sets_environment_only(line: &str) -> bool {
         "trap ",
     ];
     if HOOKS.iter().any(|hook| line.contains(hook)) {
+        return false;
+    }
+    // A file sourced from a scratch or cache place, or a hidden one: code, not settings.
+    if matches!(first, "source" | ".")
+        && line.split_whitespace().nth(1).is_some_and(|sourced| {
+            let sourced = sourced.trim_matches(['"', '\'']);
+            [
+                "/tmp/",
+                "/dev/shm/",
+                "/var/tmp/",
+                "~/.cache/",
+                "$HOME/.cache/",
+            ]
+            .iter()
+            .any(|place| sourced.starts_with(place))
+                || basename(sourced).starts_with('.') && !basename(sourced).ends_with("rc")
+        })
+    {
+        return false;
+    }
+    // `PATH` led by a hidden home folder that no known tool installs into: every command
+    // name can be taken over from there.
+    if line.contains("PATH=")
+        && let Some(value) = line.split("PATH=").nth(1)
+        && let Some(first_dir) = value.trim_matches(['"', '\'']).split(':').next()
+        && let Some(hidden) = first_dir
+            .strip_prefix("$HOME/.")
+            .or_else(|| first_dir.strip_prefix("${HOME}/."))
+            .or_else(|| first_dir.strip_prefix("~/."))
+        && !TOOL_FOLDERS.contains(&hidden.split('/').next().unwrap_or(""))
+    {
         return false;
     }
     // An alias that takes the name of a program people trust with passwords or keys.
@@ -727,7 +827,7 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     const WRITERS: &[&str] = &[
         "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
-        "sed", "perl", "find",
+        "sed", "perl", "find", "sort",
     ];
     let copies = sql_copies(found, form);
     if !copies.is_empty() {
@@ -756,6 +856,11 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
         "tee" | "truncate" | "touch" | "sponge" => {
             paths.extend(operands.iter().map(|arg| spelled(&arg.text)))
         }
+        "sort" => paths.extend(
+            form.windows(2)
+                .filter(|pair| pair[0].text == "-o")
+                .map(|pair| spelled(&pair[1].text)),
+        ),
         "cp" | "mv" | "install" | "ln" | "rsync" | "scp" if operands.len() >= 2 => {
             if let Some(last) = operands.last() {
                 paths.push(path(&last.text));

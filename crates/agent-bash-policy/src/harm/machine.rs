@@ -433,6 +433,13 @@ pub(crate) fn cuts_off(form: &[Arg]) -> bool {
                     .iter()
                     .any(|word| matches!(*word, "/" | "/home" | "/usr" | "/var"))
         }
+        // Swap off with memory filled: the out-of-memory killer takes whatever it picks.
+        "swapoff" => has_word("-a") || has_word("--all"),
+        "stress-ng" | "stress" => words.iter().any(|word| {
+            word.strip_suffix('%')
+                .and_then(|number| number.parse::<u32>().ok())
+                .is_some_and(|percent| percent >= 90)
+        }),
         "fallocate" => {
             words
                 .windows(2)

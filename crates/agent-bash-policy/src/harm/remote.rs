@@ -181,6 +181,8 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
         "pulumi",
         "gh",
         "helm",
+        "docker",
+        "podman",
         "rails",
         "rake",
         "python",
@@ -472,7 +474,23 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
             })
         }
         "npm" | "pnpm" | "yarn" => has_word("unpublish"),
-        "docker" | "podman" => false,
+        // Pruned on another machine's engine (`docker -H ssh://prod system prune -af`).
+        "docker" | "podman" => {
+            has_word("prune")
+                && (has_word("-a") || has_word("-af") || has_word("--all") || has_word("--volumes"))
+                && form.iter().enumerate().any(|(at, arg)| {
+                    let host = match arg.text.as_str() {
+                        "-H" | "--host" => form.get(at + 1).map(|next| next.text.as_str()),
+                        text => text.strip_prefix("--host="),
+                    };
+                    host.is_some_and(|host| {
+                        let name = host.split("://").last().unwrap_or("");
+                        let name = name.rsplit('@').next().unwrap_or(name);
+                        !host.starts_with("unix://")
+                            && !is_loopback(name.split([':', '/']).next().unwrap_or(""))
+                    })
+                })
+        }
         "s3cmd" => {
             has_word("rb") || (has_word("del") && (has_word("-r") || has_word("--recursive")))
         }
@@ -517,7 +535,9 @@ fn git_push_destroys(words: &[&str]) -> bool {
     });
     let deletes = rest.iter().any(|word| matches!(*word, "--delete" | "-d"));
     // Every branch or tag, as fed by `git tag -l | xargs git push origin --delete`.
-    if deletes && rest.iter().any(|word| word.contains("%(refname")) {
+    if (deletes && rest.iter().any(|word| word.contains("%(refname")))
+        || rest.iter().any(|word| word.starts_with(":%(refname"))
+    {
         return true;
     }
     if rest

@@ -92,6 +92,23 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     }
     commands.extend(code_execs(code));
     commands.extend(lisp_shell_calls(code));
+    // `system $ENV{HOOK}`, `eval(File.read(ARGV[0]))`: a command or code made at run time.
+    for call in [
+        "system $",
+        "exec $",
+        "eval(File.read",
+        "eval(IO.read",
+        "eval(open(",
+        "eval(fs.readFileSync",
+        "eval(sys.argv",
+        "eval(process.argv",
+        "exec(open(sys.argv",
+        "exec(sys.argv",
+    ] {
+        if code.contains(call) {
+            commands.push("$(code-built-at-run-time)".to_owned());
+        }
+    }
     // Perl's and Ruby's `system "…"` and `exec '…'` without parentheses.
     for call in [
         "system \"",
@@ -118,7 +135,17 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
         for decoded in decoded_literals(code) {
             let marked = format!("{decoded}\u{0}decoded");
             commands.extend(code_commands(language, &marked));
-            if looks_like_shell(&decoded) {
+            let shells = [
+                "system(",
+                "popen(",
+                "exec(",
+                "execSync(",
+                "spawn(",
+                "subprocess",
+            ]
+            .iter()
+            .any(|call| code.contains(call));
+            if shells || looks_like_shell(&decoded) {
                 commands.push(decoded);
             }
         }
@@ -151,7 +178,17 @@ pub(crate) fn code_commands(language: &str, code: &str) -> Vec<String> {
     let starts_processes = ["fork", "spawn(", "Popen(", "exec(", "system("]
         .iter()
         .any(|call| code.contains(call));
-    if starts_processes && ENDLESS.iter().any(|form| code.contains(form)) {
+    // Memory taken without end is the same flood (`while True: a.append(bytearray(1<<30))`).
+    let grows = [
+        "bytearray(",
+        ".append(",
+        ".push(",
+        "malloc(",
+        "Buffer.alloc(",
+    ]
+    .iter()
+    .any(|call| code.contains(call));
+    if (starts_processes || grows) && ENDLESS.iter().any(|form| code.contains(form)) {
         commands.push(":(){ :|:& };:".to_owned());
     }
     // Backquotes in Perl, Ruby and PHP run shell text too (in Python they are nothing, in

@@ -601,6 +601,41 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
 pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = program(form)?;
+        // A package or image named at run time (`npx --yes "$PKG"`, `docker run "$IMAGE"`).
+        let runs_named = match name.as_ref() {
+            "npx" | "uvx" | "bunx" | "pnpx" | "pipx" => true,
+            "docker" | "podman" | "nerdctl" => form.get(1).is_some_and(|sub| sub.text == "run"),
+            _ => false,
+        };
+        // The first word that is neither an option nor an option's value.
+        let mut named = None;
+        let mut words = form.iter().skip(1).filter(|arg| arg.text != "run");
+        while let Some(arg) = words.next() {
+            let text = arg.text.as_str();
+            if !text.starts_with('-') {
+                named = Some(arg);
+                break;
+            }
+            let takes_value = matches!(
+                text,
+                "-v" | "--volume" | "-w" | "--workdir" | "-e" | "--env" | "--name" | "-p"
+                    | "--publish" | "--network" | "--entrypoint" | "-u" | "--user" | "--mount"
+                    | "--env-file" | "-l" | "--label" | "--platform" | "-p2" | "--from" | "--package"
+                    | "--python" | "--with" | "-h" | "--hostname" | "--cpus" | "-m" | "--memory"
+            );
+            if takes_value {
+                words.next();
+            }
+        }
+        if runs_named
+            && let Some(named) = named
+            && !named.literal
+        {
+            return Some(format!(
+                "runs `{}`, a package or image named only at run time",
+                named.text
+            ));
+        }
         // pip builds an archive from a URL by running its setup code; the registry's own
         // file host is the registry.
         if matches!(name.as_ref(), "pip" | "pip3")
