@@ -324,11 +324,14 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
     for one in found.iter_mut() {
         // `for f in ~/.ssh/*; do : > "$f"; done`: a written file named by a bound variable
         // is each of its values.
-        if one
-            .redirects
-            .iter()
-            .any(|redirect| redirect.writes() && !redirect.target.literal)
-        {
+        let bound_target = |redirect: &Redirect| {
+            redirect.writes()
+                && !redirect.target.literal
+                && redirect.target.text.strip_prefix('$').is_some_and(|rest| {
+                    by_name.contains_key(rest.trim_start_matches('{').trim_end_matches('}'))
+                })
+        };
+        if one.redirects.iter().any(bound_target) {
             let mut redirects = Vec::with_capacity(one.redirects.len());
             for redirect in &one.redirects {
                 let name = redirect

@@ -609,6 +609,9 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
         };
         // The first word that is neither an option nor an option's value.
         let mut named = None;
+        if !runs_named {
+            return unseen_archive(form, &name);
+        }
         let mut words = form.iter().skip(1).filter(|arg| arg.text != "run");
         while let Some(arg) = words.next() {
             let text = arg.text.as_str();
@@ -618,17 +621,39 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
             }
             let takes_value = matches!(
                 text,
-                "-v" | "--volume" | "-w" | "--workdir" | "-e" | "--env" | "--name" | "-p"
-                    | "--publish" | "--network" | "--entrypoint" | "-u" | "--user" | "--mount"
-                    | "--env-file" | "-l" | "--label" | "--platform" | "-p2" | "--from" | "--package"
-                    | "--python" | "--with" | "-h" | "--hostname" | "--cpus" | "-m" | "--memory"
+                "-v" | "--volume"
+                    | "-w"
+                    | "--workdir"
+                    | "-e"
+                    | "--env"
+                    | "--name"
+                    | "-p"
+                    | "--publish"
+                    | "--network"
+                    | "--entrypoint"
+                    | "-u"
+                    | "--user"
+                    | "--mount"
+                    | "--env-file"
+                    | "-l"
+                    | "--label"
+                    | "--platform"
+                    | "-p2"
+                    | "--from"
+                    | "--package"
+                    | "--python"
+                    | "--with"
+                    | "-h"
+                    | "--hostname"
+                    | "--cpus"
+                    | "-m"
+                    | "--memory"
             );
             if takes_value {
                 words.next();
             }
         }
-        if runs_named
-            && let Some(named) = named
+        if let Some(named) = named
             && !named.literal
         {
             return Some(format!(
@@ -636,11 +661,16 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
                 named.text
             ));
         }
+        unseen_archive(form, &name)
+    })
+}
+
+/// Why a package from a URL or a repository rather than a registry is unknown.
+fn unseen_archive(form: &[Arg], name: &str) -> Option<String> {
+    {
         // pip builds an archive from a URL by running its setup code; the registry's own
         // file host is the registry.
-        if matches!(name.as_ref(), "pip" | "pip3")
-            && form.iter().any(|arg| arg.text == "install")
-        {
+        if matches!(name, "pip" | "pip3") && form.iter().any(|arg| arg.text == "install") {
             let archive = form.iter().skip(1).find(|arg| {
                 let text = arg.text.as_str();
                 (text.starts_with("http://") || text.starts_with("https://"))
@@ -655,7 +685,7 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
             ));
         }
         if !matches!(
-            name.as_ref(),
+            name,
             "uvx" | "npx" | "pipx" | "bunx" | "pnpx" | "uv" | "pnpm" | "yarn"
         ) {
             return None;
@@ -675,7 +705,7 @@ pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
             "runs code fetched from `{}`, a repository rather than a registry",
             source.text
         ))
-    })
+    }
 }
 
 #[cfg(test)]
