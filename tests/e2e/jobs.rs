@@ -733,3 +733,58 @@ fn a_description_is_shown_in_the_job_list_and_kept_in_the_audit_log() {
     );
     assert_eq!(alive_with(&mark), Vec::<i32>::new());
 }
+
+#[test]
+fn finished_jobs_beyond_the_kept_number_are_evicted_and_say_so() {
+    runtime().block_on(async {
+        let config = Config {
+            keep_finished_jobs: 2,
+            ..Config::default()
+        };
+        let session = session_with(config);
+        // Four jobs that end and are read to their end.
+        for n in 1..=4 {
+            let started = run(&session, Request::new(format!("echo {n}")).background()).await;
+            let id = started.job_id.expect("a job");
+            assert_eq!(id, n);
+            read_until_ended(&session, id).await;
+        }
+        // A running job, and one that ends with nobody told: both are kept.
+        let running = run(&session, Request::new("sleep 600").background()).await;
+        let running = running.job_id.expect("a job");
+        let unseen = run(&session, Request::new("echo unseen").background()).await;
+        let unseen = unseen.job_id.expect("a job");
+        assert!(
+            eventually(Duration::from_secs(10), || {
+                session
+                    .jobs()
+                    .jobs
+                    .iter()
+                    .any(|job| job.job_id == unseen && job.status != JobStatus::Running)
+            }),
+            "the last job never ended"
+        );
+        let kept: Vec<u64> = session.jobs().jobs.iter().map(|job| job.job_id).collect();
+        assert_eq!(
+            kept,
+            [4, running, unseen],
+            "the last 2 finished, and the running one"
+        );
+        let evicted = session.job_output(1, 0, None).await.unwrap_err();
+        assert_eq!(evicted.kind(), "evicted_job");
+        assert!(
+            evicted
+                .to_string()
+                .starts_with("job 1 ended and is no longer kept: the session keeps the last 2"),
+            "{evicted}"
+        );
+        // An id never handed out is still unknown, and the kept ones read as before.
+        assert_eq!(
+            session.job_output(99, 0, None).await.unwrap_err().kind(),
+            "unknown_job"
+        );
+        let read = session.job_output(unseen, 0, None).await.unwrap();
+        assert_eq!(read.stdout, "unseen");
+        session.kill_job(running, None).await.unwrap();
+    });
+}

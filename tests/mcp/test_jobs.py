@@ -3,13 +3,14 @@
 Most tests start the server with `--structured` to read the jobs' fields (ids, status,
 pids); the output itself is read from the text, as the model reads it."""
 
+import os
 import re
 import signal
 
 import anyio
 import pytest
 
-from conftest import FX, alive_with, eventually, server, stderr_of, stdout_of, text_of
+from conftest import BIN, FX, alive_with, eventually, server, stderr_of, stdout_of, text_of
 from test_mcp import INITIALIZE, raw_server, receive, send
 
 pytestmark = pytest.mark.anyio
@@ -272,3 +273,44 @@ async def test_a_long_wait_reports_progress():
         assert stdout_of(read) == "done" and 'note: a line matched "done"' in text_of(read)
     assert 1 <= len(seen) <= 3, seen
     assert all(message.startswith(f"waiting for job {job_id} · ") for message in seen), seen
+
+
+def server_pid():
+    """The pid of the `agent-bash mcp` server this test process started."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            if parent == me and os.path.samefile(os.readlink(f"/proc/{entry}/exe"), BIN):
+                return int(entry)
+        except (OSError, ValueError, IndexError):
+            continue
+    raise AssertionError("no server process")
+
+
+async def test_a_long_session_of_leftover_calls_leaves_no_descriptor_or_job_behind():
+    """500 calls that leave a process running, one at a time: each leftover's supervisor
+    holds two pipes while its tree lives; afterwards the server is back to its descriptors,
+    and the job table keeps only the last finished jobs."""
+    async with server(structured=True) as session:
+        await call(session, "bash", {"command": "true"})
+        pid = server_pid()
+        descriptors = lambda: len(os.listdir(f"/proc/{pid}/fd"))  # noqa: E731
+        before = descriptors()
+        for _ in range(500):
+            result = await call(session, "bash", {"command": "sleep 0.05 & echo bg"})
+            assert stdout_of(result) == "bg", text_of(result)
+        # The last leftovers end within their 50 ms; each call lets go of ended ones.
+        after = descriptors()
+        deadline = anyio.current_time() + 20
+        while after > before + 2 and anyio.current_time() < deadline:
+            await call(session, "bash", {"command": "true"})
+            await anyio.sleep(0.05)
+            after = descriptors()
+        assert after <= before + 2, f"descriptors: {before} before, {after} after"
+        listed = await call(session, "bash_jobs", {})
+        jobs = listed.structured_content["jobs"]
+        assert len(jobs) <= 64, f"{len(jobs)} jobs kept"

@@ -63,6 +63,10 @@ pub struct Config {
     /// Most background jobs running at once. 0: the session keeps no jobs (a timeout then
     /// kills, and processes a command leaves running are only listed).
     pub max_jobs: usize,
+    /// How many finished jobs the session keeps listed and readable; older finished jobs
+    /// are evicted, but never one still running nor one whose end no result has reported
+    /// and no read has shown. Their files stay under the spill cap.
+    pub keep_finished_jobs: usize,
     /// Longest a read of a job's output may wait for it.
     pub max_wait: Duration,
     /// Variables set for every command, over the inherited and non-interactive ones.
@@ -324,6 +328,7 @@ impl Default for Config {
             on_timeout: OnTimeout::Background,
             unanswered: Unanswered::Confine,
             max_jobs: 16,
+            keep_finished_jobs: 64,
             max_wait: Duration::from_secs(600),
             env_set: Vec::new(),
             env_remove: Vec::new(),

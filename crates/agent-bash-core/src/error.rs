@@ -86,6 +86,16 @@ pub enum Error {
         /// The ids of the session's jobs, in ascending order.
         known: Vec<u64>,
     },
+    /// The job ended and was evicted from the session's table.
+    #[error(
+        "job {id} ended and is no longer kept: the session keeps the last {keep} finished jobs (and every job whose end was not yet reported); its output files job-{id}-stdout and job-{id}-stderr stay in the session's spill directory until the spill cap removes them"
+    )]
+    EvictedJob {
+        /// The id asked for.
+        id: u64,
+        /// `Config::keep_finished_jobs`.
+        keep: usize,
+    },
     /// As many jobs run (or are starting) as the configuration allows.
     #[error(
         "{max} background jobs are running or starting, the most allowed; stop one with bash_kill first"
@@ -221,6 +231,7 @@ impl Error {
             Error::ConfigFile { .. } => "config_file",
             Error::Spawn { .. } => "spawn",
             Error::UnknownJob { .. } => "unknown_job",
+            Error::EvictedJob { .. } => "evicted_job",
             Error::JobLimit { .. } => "job_limit",
             Error::NoJobs => "no_jobs",
             Error::Pattern { .. } => "pattern",

@@ -522,6 +522,7 @@ impl Session {
     /// # }
     /// ```
     pub fn jobs(&self) -> JobList {
+        self.jobs.evict(self.config.keep_finished_jobs);
         self.jobs.list()
     }
 
@@ -747,6 +748,7 @@ impl Session {
         approver: &impl Approver,
     ) -> Result<Finished, Error> {
         self.prune_leftovers();
+        self.jobs.evict(self.config.keep_finished_jobs);
         pipeline::run(self, request, Hooks { cancel, progress }, approver).await
     }
 

@@ -7,8 +7,10 @@
 //! - `read`: reads of what a job's files gained since the previous read, and waits for
 //!   output, a pattern or the end.
 //!
-//! A job's status and its files stay until the session ends, and the session's end kills
-//! every job's process group. `render` words everything about jobs for the model.
+//! A running job stays in the table; a finished one stays until more than
+//! `Config::keep_finished_jobs` have finished after it and its end was reported or read
+//! (`Jobs::evict`); its files stay under the spill cap. The session's end kills every job's
+//! process group. `render` words everything about jobs for the model.
 
 mod drive;
 mod read;
@@ -188,6 +190,8 @@ struct Job {
     /// What went wrong with the job's files (a write error, the spill cap), once each.
     file_problems: Mutex<Vec<Note>>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// A read showed the job ended: it may be evicted.
+    seen_ended: std::sync::atomic::AtomicBool,
 }
 
 /// The jobs of one session.
@@ -200,6 +204,11 @@ pub(crate) struct Jobs {
     starting: AtomicUsize,
     /// Jobs that ended and whose end no result has mentioned yet.
     unreported: Arc<Mutex<Vec<u64>>>,
+    /// Ids reserved for a job that never started (the call kept its command): not evicted
+    /// jobs, for the answer to a read of them.
+    never_started: Mutex<Vec<u64>>,
+    /// How many finished jobs are kept (`Config::keep_finished_jobs`); `None` until set.
+    keep: Mutex<Option<usize>>,
 }
 
 /// A place for one job under the limit, and its id (`Jobs::reserve`).
@@ -207,6 +216,7 @@ pub(crate) struct Jobs {
 pub(crate) struct Reservation<'a> {
     jobs: &'a Jobs,
     id: u64,
+    started: bool,
 }
 
 impl Reservation<'_> {
@@ -218,6 +228,9 @@ impl Reservation<'_> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         self.jobs.starting.fetch_sub(1, Ordering::Relaxed);
+        if !self.started {
+            lock(&self.jobs.never_started).push(self.id);
+        }
     }
 }
 
@@ -252,6 +265,7 @@ impl Jobs {
         Some(Reservation {
             jobs: self,
             id: self.last_id.fetch_add(1, Ordering::Relaxed) + 1,
+            started: false,
         })
     }
 
@@ -266,7 +280,8 @@ impl Jobs {
     /// Makes `start` the job `reservation` was for, and starts its task. Reads of the job
     /// begin at the end of what its files hold now (a call handed over at its timeout
     /// already showed that). Needs a tokio runtime.
-    pub(crate) fn start(&self, reservation: Reservation<'_>, mut start: Start<'_>) -> JobInfo {
+    pub(crate) fn start(&self, mut reservation: Reservation<'_>, mut start: Start<'_>) -> JobInfo {
+        reservation.started = true;
         let id = reservation.id;
         start.stdout.flush();
         start.stderr.flush();
@@ -290,6 +305,7 @@ impl Jobs {
             kinds: Mutex::new([start.stdout.kind(), start.stderr.kind()]),
             file_problems: Mutex::new(Vec::new()),
             task: Mutex::new(None),
+            seen_ended: std::sync::atomic::AtomicBool::new(false),
         });
         *lock(&job.cursor) = job.file_lengths();
         let task = tokio::spawn(drive::drive(
@@ -310,10 +326,56 @@ impl Jobs {
 
     fn get(&self, id: u64) -> Result<Arc<Job>, Error> {
         let table = lock(&self.table);
-        table.get(&id).cloned().ok_or_else(|| Error::UnknownJob {
+        if let Some(job) = table.get(&id) {
+            return Ok(job.clone());
+        }
+        // Ids are never reused: one handed out, started and gone was evicted.
+        let handed_out = id >= 1 && id <= self.last_id.load(Ordering::Relaxed);
+        if handed_out && !lock(&self.never_started).contains(&id) {
+            return Err(Error::EvictedJob {
+                id,
+                keep: lock(&self.keep).unwrap_or(0),
+            });
+        }
+        Err(Error::UnknownJob {
             id,
             known: table.keys().copied().collect(),
         })
+    }
+
+    /// Lets go of the oldest finished jobs beyond the `keep` most recent, among those whose
+    /// end a result has reported or a read has shown: a job still running, or one whose end
+    /// nobody has seen, stays. An evicted job's task is over and its group disarmed: what
+    /// goes is its table entry (its files stay, under the spill cap).
+    pub(crate) fn evict(&self, keep: usize) {
+        *lock(&self.keep) = Some(keep);
+        let mut table = lock(&self.table);
+        let finished: Vec<u64> = table
+            .values()
+            .filter(|job| !job.running())
+            .map(|job| job.id)
+            .collect();
+        let Some(excess) = finished
+            .len()
+            .checked_sub(keep)
+            .filter(|excess| *excess > 0)
+        else {
+            return;
+        };
+        let unreported = lock(&self.unreported).clone();
+        let evicted: Vec<u64> = finished
+            .into_iter()
+            .filter(|id| {
+                !unreported.contains(id)
+                    || table
+                        .get(id)
+                        .is_some_and(|job| job.seen_ended.load(Ordering::Relaxed))
+            })
+            .take(excess)
+            .collect();
+        for id in evicted {
+            table.remove(&id);
+        }
     }
 
     /// Every job, oldest first.
@@ -356,6 +418,7 @@ impl Jobs {
         let job = self.get(id)?;
         let output = read::output(&job, wait, pattern, budget).await?;
         if output.job.status != JobStatus::Running {
+            job.seen_ended.store(true, Ordering::Relaxed);
             lock(&self.unreported).retain(|ended| *ended != id);
         }
         Ok(output)

@@ -244,6 +244,13 @@ pub const SETTINGS: &[Setting] = &[
         |c| int(c.max_jobs),
     ),
     Setting::new(
+        "keep_finished_jobs",
+        Scalar,
+        "finished jobs kept listed and readable (older ones are evicted once reported or read)",
+        |c, v| v.get().map(|keep| c.keep_finished_jobs = keep),
+        |c| int(c.keep_finished_jobs),
+    ),
+    Setting::new(
         "max_wait_secs",
         Scalar,
         "longest wait of a read of a job's output, in seconds",

@@ -80,6 +80,7 @@ fn admit(key: &str) -> Admit {
         | "max_timeout_secs"
         | "kill_grace_ms"
         | "max_jobs"
+        | "keep_finished_jobs"
         | "max_wait_secs"
         | "max_command_bytes"
         | "output.budget_bytes"
@@ -339,6 +340,11 @@ mod tests {
         ),
         ("on_timeout", Some("on_timeout = \"kill\""), None),
         ("max_jobs", Some("max_jobs = 2"), Some("max_jobs = 100")),
+        (
+            "keep_finished_jobs",
+            Some("keep_finished_jobs = 8"),
+            Some("keep_finished_jobs = 100000"),
+        ),
         (
             "max_wait_secs",
             Some("max_wait_secs = 5"),
