@@ -487,7 +487,21 @@ fn redirects_git(form: &[Arg]) -> bool {
     };
     let key = words[at].to_ascii_lowercase();
     let value = words.get(at + 1).copied().unwrap_or("");
-    words.contains(&"config") && global && (key != "credential.helper" || value.starts_with('!'))
+    // A proxy at a bare address (a corporate proxy has a name); a shell-snippet helper.
+    let to_address = || {
+        let host = value.split("://").last().unwrap_or("");
+        let host = host.rsplit('@').next().unwrap_or(host);
+        host.split([':', '/']).next().is_some_and(|host| {
+            host.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| !ip.is_loopback())
+        })
+    };
+    let harmful = match key.as_str() {
+        "credential.helper" => value.starts_with('!'),
+        "http.proxy" | "https.proxy" => to_address(),
+        _ => true,
+    };
+    words.contains(&"config") && global && harmful
 }
 
 /// True for a package manager told to fetch from another registry or index over plain
@@ -699,8 +713,8 @@ fn sets_environment_only(line: &str) -> bool {
     {
         return false;
     }
-    // `PATH` led by a hidden home folder that no known tool installs into: every command
-    // name can be taken over from there.
+    // `PATH` led by a hidden home folder that no tool would name so (`~/.x/bin`, a cache or
+    // scratch folder): every command name can be taken over from there.
     if line.contains("PATH=")
         && let Some(value) = line.split("PATH=").nth(1)
         && let Some(first_dir) = value.trim_matches(['"', '\'']).split(':').next()
@@ -708,7 +722,9 @@ fn sets_environment_only(line: &str) -> bool {
             .strip_prefix("$HOME/.")
             .or_else(|| first_dir.strip_prefix("${HOME}/."))
             .or_else(|| first_dir.strip_prefix("~/."))
-        && !TOOL_FOLDERS.contains(&hidden.split('/').next().unwrap_or(""))
+        && let Some(folder) = hidden.split('/').next()
+        && !TOOL_FOLDERS.contains(&folder)
+        && (folder.len() <= 2 || folder.contains("cache") || folder.contains("tmp"))
     {
         return false;
     }
