@@ -1014,6 +1014,29 @@ fn download_to_shell(found: &Found, form: &[Arg]) -> bool {
     {
         return true;
     }
+    // A build or compose file handed over as a download (`gradle -I <(curl …)`,
+    // `docker compose -f <(curl …) up`).
+    if form.windows(2).any(|pair| {
+        matches!(
+            pair[0].text.as_str(),
+            "-I" | "--init-script" | "-f" | "--file" | "-c" | "--config" | "--settings" | "-s"
+        ) && pair[1].download
+    }) {
+        return true;
+    }
+    // Interpreter code fed on input that fetches code and evaluates it.
+    if commands::program(form).is_some_and(|name| commands::is_language_interpreter(&name))
+        && found
+            .redirects
+            .iter()
+            .filter_map(|redirect| redirect.body.as_deref())
+            .any(|body| {
+                harm::fetches_in_code(&[Arg::literal(""), Arg::literal(body)])
+                    && harm::evaluates_code(body)
+            })
+    {
+        return true;
+    }
     // A makefile read from a download (`curl … | make -f -`).
     if found.stdin == Stdin::DownloadPipe && crate::runners::stdin_makefile(form) {
         return true;

@@ -1012,6 +1012,21 @@ pub(crate) fn launch(form: &[Arg]) -> Option<Launch> {
             transparent(format!("{first} {rest}"), "env -S")
         }),
         "watch" => watch_launch(form),
+        // `mvn exec:exec -Dexec.executable=sh -Dexec.args="-c '…'"`: that program, run.
+        "mvn" | "mvnw" => {
+            let value = |key: &str| {
+                form.iter()
+                    .find_map(|arg| arg.text.strip_prefix(key).map(str::to_owned))
+            };
+            let program = value("-Dexec.executable=")?;
+            let args = value("-Dexec.args=").unwrap_or_default();
+            Some(Launch {
+                script: format!("{program} {args}"),
+                label: "mvn exec".to_owned(),
+                transparent: false,
+                positional: None,
+            })
+        }
         // `ansible HOSTS -m shell -a TEXT`: the text runs on every host of the inventory.
         "ansible"
             if form.windows(2).any(|pair| {

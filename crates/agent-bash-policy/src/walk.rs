@@ -1339,7 +1339,26 @@ impl Walker<'_> {
         scripts: &mut Vec<(String, String, Option<Vec<Arg>>)>,
         unknown: &mut Option<String>,
     ) {
-        for ran in written::runs(found) {
+        let mut ran_files = written::runs(found);
+        // A bare name: a program the line put in a `PATH` folder (`~/.local/bin/gitx`).
+        if !self.written.is_empty()
+            && let Some(first) = found
+                .argv
+                .first()
+                .filter(|first| first.is_plain() && !first.text.contains('/'))
+        {
+            // Only a download written to exactly that path: a link to an installed program,
+            // or a folder an archive was unpacked into, is not the program run.
+            for dir in ["~/.local/bin", "~/bin", "/usr/local/bin", "/usr/bin"] {
+                let path = format!("{dir}/{}", first.text);
+                if self.written.iter().any(|(place, content)| {
+                    *place == path && *content == written::Content::Download
+                }) {
+                    ran_files.push(path);
+                }
+            }
+        }
+        for ran in ran_files {
             let contents = if ran == ".git/hooks/" {
                 written::hooks(&self.written)
             } else {
@@ -2140,6 +2159,8 @@ fn relays_data(name: &str) -> bool {
             | "perl"
             | "ruby"
             | "node"
+            | "yq"
+            | "jq"
     )
 }
 

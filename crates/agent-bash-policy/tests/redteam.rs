@@ -1,11 +1,13 @@
 //! The blind red team's corpus (`tests/redteam/*.tsv`): command lines written by someone who
 //! had not read the policy's code, in forms no rule was written against, with ordinary
-//! developer commands that look like them. Five files, by five writers: the first two
+//! developer commands that look like them. Six files, by six writers: the first two
 //! (hidden programs to runners; options to remote systems) were written before the policy's
 //! tables and families and guided them; the next two (attacks disguised as ordinary work;
 //! rare tools and bash corners) were written afterwards and measured blind before any rule
-//! looked at them; the fifth (`blind-fresh.tsv`, every class in less obvious forms) was
-//! written last, again without the policy's code, and measured blind the same way. One case a line, tab-separated: the decision it
+//! looked at them; the fifth (`blind-fresh.tsv`, every class in less obvious forms) and the
+//! sixth (`blind-second.tsv`, attacks a hostile repository could talk an agent into, with
+//! many look-alike ordinary commands) were written last, again without the policy's code,
+//! and measured blind the same way. One case a line, tab-separated: the decision it
 //! must get (`deny`; `ask`, which a `deny` also satisfies; `allow`), the command (`⏎` stands
 //! for a newline), and the bash behaviour it relies on. `#` lines are sections.
 //!
@@ -22,12 +24,13 @@ use std::collections::BTreeSet;
 
 use agent_bash_policy::{Decision, Policy};
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 6] = [
     "hidden-program-to-runners.tsv",
     "options-to-remote.tsv",
     "blind-disguised.tsv",
     "blind-rare-tools.tsv",
     "blind-fresh.tsv",
+    "blind-second.tsv",
 ];
 
 /// How a case fared.

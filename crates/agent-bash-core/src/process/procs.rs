@@ -135,7 +135,18 @@ pub(crate) fn is_live_member(pid: i32, leader: i32) -> bool {
 }
 
 fn command_line(pid: i32) -> String {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    // A process in the middle of `execve` has its new name but no arguments yet for a few
+    // microseconds: it is read again, briefly, rather than listed by its name alone.
+    let mut raw = Vec::new();
+    for attempt in 0..5 {
+        raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if !raw.is_empty() || !is_live(pid) {
+            break;
+        }
+        if attempt < 4 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
     let mut command = String::from_utf8_lossy(&raw).replace('\0', " ");
     let trimmed = command.trim_end().len();
     command.truncate(trimmed);

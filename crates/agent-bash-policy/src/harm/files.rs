@@ -40,6 +40,7 @@ const CACHES: &[&str] = &[
 /// Folders below the home directory's own that hold what the user cannot get back: the
 /// trash (emptying it after a move is a delete), the keyrings, the mail.
 const DEEP_USER_DATA: &[&str] = &[
+    "~/Library",
     "~/.local/share",
     "~/.local/share/Trash",
     "~/.local/share/keyrings",
@@ -185,7 +186,27 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                             .any(|place| under(&target, place))
                 }
                 // The kernels and boot loader files, one by one too.
-                Place::System => recursive || located(found, arg).starts_with("/boot/"),
+                // The kernels and the files the machine cannot run or reach the network
+                // without, one by one too.
+                Place::System => {
+                    let target = located(found, arg);
+                    recursive
+                        || target.starts_with("/boot/")
+                        || matches!(
+                            target.as_str(),
+                            "/etc/resolv.conf"
+                                | "/etc/passwd"
+                                | "/etc/shadow"
+                                | "/etc/group"
+                                | "/etc/fstab"
+                                | "/etc/hosts"
+                                | "/etc/sudoers"
+                                | "/etc/nsswitch.conf"
+                                | "/etc/ld.so.conf"
+                                | "/etc/os-release"
+                                | "/etc/machine-id"
+                        )
+                }
                 Place::Other => false,
             })
         }
@@ -246,10 +267,15 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
             let deletes = form
                 .iter()
                 .any(|arg| arg.text.starts_with("--delete") || arg.text == "--remove-source-files");
+            // Into `/usr/local` or `/opt` as a whole, what else is installed there goes.
+            let whole_prefix = operand_list.last().is_some_and(|target| {
+                matches!(path(&target.text).as_str(), "/usr/local" | "/opt" | "/srv")
+            });
             deletes
-                && operand_list
-                    .iter()
-                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg))
+                && (whole_prefix
+                    || operand_list
+                        .iter()
+                        .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
         }
         "tar" | "bsdtar" => {
             form.iter().any(|arg| arg.text == "--remove-files")
@@ -584,9 +610,10 @@ pub(crate) fn project_history(found: &Found, form: &[Arg]) -> bool {
             });
             // Every ref rewritten with the backups overwritten, or the history filtered by
             // `filter-repo` (which drops the reflogs and repacks).
-            let rewrites_all = after("filter-branch")
-                .is_some_and(|rest| rest.contains(&"-f") && rest.contains(&"--all"))
-                || after("filter-repo").is_some_and(|rest| rest.contains(&"--force"));
+            let rewrites_all = after("filter-branch").is_some_and(|rest| {
+                (rest.contains(&"-f") || rest.contains(&"--force")) && rest.contains(&"--all")
+            }) || after("filter-repo")
+                .is_some_and(|rest| rest.contains(&"--force"));
             // The reflog told to forget at once: the next `gc` drops what only it kept.
             let forgets = words.contains(&"config")
                 && words.windows(2).any(|pair| {

@@ -74,7 +74,12 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
             if operands(form).any(|arg| {
                 matches!(
                     path(&arg.text).as_str(),
-                    "/etc/shadow" | "/etc/gshadow" | "/etc/sudoers" | "/etc/passwd"
+                    "/etc/shadow"
+                        | "/etc/gshadow"
+                        | "/etc/sudoers"
+                        | "/etc/passwd"
+                        | "/var/run/docker.sock"
+                        | "/run/docker.sock"
                 )
             }) =>
         {
@@ -423,6 +428,18 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
         "git" => sets_global_hooks(form) || redirects_git(form),
         "npm" | "pnpm" | "yarn" => sets_package_manager_shell(form) || redirects_registry(form),
         "pip" | "pip3" => redirects_registry(form),
+        // Go's module proxy set elsewhere, or its checksum database turned off.
+        "go" => {
+            form.iter().any(|arg| arg.text == "env")
+                && form.iter().any(|arg| arg.text == "-w")
+                && form.iter().any(|arg| {
+                    arg.text == "GOSUMDB=off"
+                        || arg.text.starts_with("GOINSECURE=")
+                        || arg.text.starts_with("GOPROXY=")
+                            && !arg.text.contains("proxy.golang.org")
+                            && arg.text != "GOPROXY=direct"
+                })
+        }
         "launchctl" => form.iter().any(|arg| {
             matches!(
                 arg.text.as_str(),
@@ -443,6 +460,44 @@ pub(crate) fn persistence(found: &Found, form: &[Arg]) -> bool {
             written_paths(found, form)
                 .iter()
                 .any(|target| STARTUP_FILES.iter().any(|place| under(target, place)))
+        }
+        // A package manager's own configuration pointed at another registry or mirror, or a
+        // CI workflow given a step that runs downloaded code.
+        _ if written_paths(found, form).iter().any(|target| {
+            let registry_config = [
+                "~/.cargo/config.toml",
+                "~/.cargo/config",
+                "~/.npmrc",
+                "~/.yarnrc.yml",
+                "~/.pypirc",
+                "~/.config/pip/pip.conf",
+                "~/.pip/pip.conf",
+                "~/.m2/settings.xml",
+                "~/.gradle/init.gradle",
+            ]
+            .contains(&target.as_str());
+            let workflow = target.contains(".github/workflows/")
+                || target.ends_with(".gitlab-ci.yml")
+                || target.contains(".circleci/");
+            let text = written_text(found, form).unwrap_or_else(|| {
+                form.iter()
+                    .skip(1)
+                    .map(|arg| arg.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            (registry_config
+                && ["replace-with", "registry", "index-url", "<mirror", "proxy"]
+                    .iter()
+                    .any(|key| text.contains(key)))
+                || (workflow
+                    && (text.contains("curl") || text.contains("wget"))
+                    && ["| sh", "|sh", "| bash", "|bash"]
+                        .iter()
+                        .any(|pipe| text.contains(pipe)))
+        }) =>
+        {
+            true
         }
         _ => {
             startup_write(found, form) == Some(true)
@@ -685,6 +740,8 @@ fn sets_environment_only(line: &str) -> bool {
         "LD_AUDIT",
         "PROMPT_COMMAND",
         "BASH_ENV",
+        "StrictHostKeyChecking=no",
+        "UserKnownHostsFile=/dev/null",
         "PS0=",
         "NODE_OPTIONS",
         "PYTHONSTARTUP",
@@ -725,6 +782,15 @@ fn sets_environment_only(line: &str) -> bool {
         && let Some(folder) = hidden.split('/').next()
         && !TOOL_FOLDERS.contains(&folder)
         && (folder.len() <= 2 || folder.contains("cache") || folder.contains("tmp"))
+    {
+        return false;
+    }
+    // `PATH` led by a scratch folder anyone can write to.
+    if line.contains("PATH=")
+        && let Some(value) = line.split("PATH=").nth(1)
+        && ["/tmp/", "/dev/shm/", "/var/tmp/"]
+            .iter()
+            .any(|scratch| value.trim_matches(['"', '\'']).starts_with(scratch))
     {
         return false;
     }
@@ -843,7 +909,7 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     const WRITERS: &[&str] = &[
         "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
-        "sed", "perl", "find", "sort",
+        "sed", "perl", "find", "sort", "yq",
     ];
     let copies = sql_copies(found, form);
     if !copies.is_empty() {
@@ -871,6 +937,12 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     match &*name {
         "tee" | "truncate" | "touch" | "sponge" => {
             paths.extend(operands.iter().map(|arg| spelled(&arg.text)))
+        }
+        "yq" if form
+            .iter()
+            .any(|arg| arg.text == "-i" || arg.text == "--inplace") =>
+        {
+            paths.extend(operands.iter().skip(1).map(|arg| spelled(&arg.text)));
         }
         "sort" => paths.extend(
             form.windows(2)

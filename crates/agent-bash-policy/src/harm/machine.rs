@@ -433,6 +433,8 @@ pub(crate) fn cuts_off(form: &[Arg]) -> bool {
                     .iter()
                     .any(|word| matches!(*word, "/" | "/home" | "/usr" | "/var"))
         }
+        // The clock turned back: certificates, builds and logs stop making sense.
+        "timedatectl" => has_word("set-time") || (has_word("set-ntp") && has_word("false")),
         // Swap off with memory filled: the out-of-memory killer takes whatever it picks.
         "swapoff" => has_word("-a") || has_word("--all"),
         "stress-ng" | "stress" => words.iter().any(|word| {

@@ -104,7 +104,7 @@ pub(crate) fn reverse_shell(found: &Found, form: &[Arg]) -> bool {
 
 /// True if `form` may send data over the network to another machine.
 /// True if a secret is named in a URL itself (`…?t=$GITHUB_TOKEN`): it goes to that host.
-fn secret_in_url(form: &[Arg]) -> bool {
+fn secret_in_url(found: &Found, form: &[Arg]) -> bool {
     form.iter().skip(1).any(|arg| {
         arg.text.contains("://")
             && arg
@@ -112,14 +112,14 @@ fn secret_in_url(form: &[Arg]) -> bool {
                 .split('$')
                 .skip(1)
                 .any(|var| is_secret_name(var.trim_start_matches('{')))
-    }) || misdirected_secret(form)
+    }) || misdirected_secret(found, form)
 }
 
 /// True if a downloader sends (in a header, a form field, data) a secret variable whose
 /// service is known to a host that is not that service: `curl -H "X-K:
 /// $AWS_SECRET_ACCESS_KEY" http://elsewhere/`. A cloud's signing secret is never sent as
 /// it is, so it counts wherever it goes.
-fn misdirected_secret(form: &[Arg]) -> bool {
+fn misdirected_secret(found: &Found, form: &[Arg]) -> bool {
     const SERVICES: &[(&str, &[&str])] = &[
         ("AWS_SECRET_ACCESS_KEY", &[]),
         ("AWS_SESSION_TOKEN", &[]),
@@ -138,33 +138,85 @@ fn misdirected_secret(form: &[Arg]) -> bool {
         ("ANTHROPIC_API_KEY", &["anthropic.com"]),
         ("HF_TOKEN", &["huggingface.co"]),
         ("SLACK_TOKEN", &["slack.com"]),
+        ("PYPI_TOKEN", &["pypi.org"]),
+        ("TWINE_PASSWORD", &["pypi.org"]),
+        ("CARGO_REGISTRY_TOKEN", &["crates.io"]),
+        ("DOCKERHUB_TOKEN", &["docker.io", "docker.com"]),
+        ("DOCKER_PASSWORD", &["docker.io", "docker.com"]),
     ];
-    if !commands::is_downloader(&name(form)) {
+    let name = name(form);
+    // Publishers and registry logins name their host as an option's value or an operand.
+    let publisher = matches!(
+        &*name,
+        "poetry"
+            | "cargo"
+            | "docker"
+            | "podman"
+            | "twine"
+            | "npm"
+            | "pnpm"
+            | "yarn"
+            | "gem"
+            | "helm"
+    );
+    if !commands::is_downloader(&name) && !publisher {
         return false;
     }
     let hosts: Vec<&str> = form
         .iter()
-        .filter_map(|arg| arg.text.split_once("://"))
-        .map(|(_, rest)| rest.split(['/', ':', '?']).next().unwrap_or(""))
+        .filter_map(|arg| {
+            let text = arg.text.trim_start_matches("sparse+");
+            match text.split_once("://") {
+                Some((_, rest)) => Some(rest.split(['/', ':', '?']).next().unwrap_or("")),
+                // `docker login registry.example.net`: a bare host name.
+                None if publisher
+                    && !text.starts_with(['-', '$'])
+                    && text.contains('.')
+                    && !text.contains('/')
+                    && !text.contains('=') =>
+                {
+                    Some(text.split(':').next().unwrap_or(""))
+                }
+                None => None,
+            }
+        })
         .collect();
-    form.iter().skip(1).any(|arg| {
-        arg.text.split('$').skip(1).any(|var| {
-            let var: String = var
-                .trim_start_matches('{')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            SERVICES.iter().any(|(name, own)| {
-                *name == var
-                    && hosts.iter().any(|host| {
-                        !is_loopback(host)
-                            && !own.iter().any(|service| {
-                                *host == *service || host.ends_with(&format!(".{service}"))
-                            })
-                    })
+    // `poetry publish -r NAME`: a repository other than the service's own.
+    let other_repository = publisher
+        && form.windows(2).any(|pair| {
+            matches!(
+                pair[0].text.as_str(),
+                "-r" | "--repository" | "--registry" | "--index"
+            ) && !matches!(pair[1].text.as_str(), "pypi" | "crates-io" | "npmjs")
+        });
+    // The secret may also arrive on input (`docker login --password-stdin <<< "$TOKEN"`).
+    let bodies = found
+        .redirects
+        .iter()
+        .filter_map(|redirect| redirect.body.as_deref());
+    form.iter()
+        .skip(1)
+        .map(|arg| arg.text.as_str())
+        .chain(bodies)
+        .any(|text| {
+            text.split('$').skip(1).any(|var| {
+                let var: String = var
+                    .trim_start_matches('{')
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                SERVICES.iter().any(|(name, own)| {
+                    *name == var
+                        && (other_repository && !own.is_empty()
+                            || hosts.iter().any(|host| {
+                                !is_loopback(host)
+                                    && !own.iter().any(|service| {
+                                        *host == *service || host.ends_with(&format!(".{service}"))
+                                    })
+                            }))
+                })
             })
         })
-    })
 }
 
 /// Network calls in interpreter code.
@@ -214,7 +266,7 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
                 !is_loopback(host)
             })
     };
-    if secret_in_url(form) && hosts() {
+    if secret_in_url(found, form) && hosts() {
         return true;
     }
     // `php -S HOST:PORT` serves the working directory to whoever reaches HOST.
@@ -301,6 +353,14 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
         "ssh" | "dig" | "nslookup" | "host" | "drill" | "ftp" | "tftp" | "smbclient"
         | "sendmail" | "mail" | "mailx" | "mutt" | "swaks" | "pastebinit" | "gist" | "rclone"
         | "gsutil" => hosts(),
+        // A comment or issue body is public the moment it is posted.
+        "gh" if form.windows(2).any(|pair| {
+            matches!(pair[0].text.as_str(), "issue" | "pr")
+                && matches!(pair[1].text.as_str(), "comment" | "create" | "edit")
+        }) =>
+        {
+            true
+        }
         "gh" => form.get(1).is_some_and(|sub| {
             sub.text == "gist"
                 || (sub.text == "api" && form.iter().any(|arg| arg.text.starts_with("gists")))
@@ -466,7 +526,32 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             return true;
         }
         if (name == "printenv" && form.iter().skip(1).any(|arg| is_secret_name(&arg.text)))
-            || secret_in_url(form)
+            || secret_in_url(found, form)
+        {
+            return true;
+        }
+        // Interpreter code that reads a secret variable (`getenv("OPENAI_API_KEY")`).
+        if commands::is_language_interpreter(&name)
+            && form.iter().skip(1).any(|arg| {
+                [
+                    "getenv(\"",
+                    "getenv('",
+                    "environ[\"",
+                    "environ['",
+                    "environ.get(\"",
+                    "environ.get('",
+                    "process.env.",
+                    "ENV[\"",
+                    "ENV['",
+                    "$ENV{",
+                ]
+                .iter()
+                .any(|access| {
+                    arg.text
+                        .match_indices(access)
+                        .any(|(at, _)| is_secret_name(&arg.text[at + access.len()..]))
+                })
+            })
         {
             return true;
         }
@@ -592,6 +677,11 @@ pub(crate) fn fetches_in_code(form: &[Arg]) -> bool {
             "file_get_contents(\"http",
             "URI.open",
             "open-uri",
+            "Invoke-WebRequest",
+            "Invoke-RestMethod",
+            "iwr ",
+            "irm ",
+            "DownloadString(",
         ]
         .iter()
         .any(|api| arg.text.contains(api))
@@ -616,6 +706,9 @@ pub(crate) fn evaluates_code(code: &str) -> bool {
             "runInThisContext",
             "runInNewContext",
             "instance_eval",
+            "iex ",
+            "iex(",
+            "Invoke-Expression",
         ]
         .iter()
         .any(|call| code.contains(call))
@@ -711,6 +804,7 @@ fn dumps_secrets(form: &[Arg]) -> bool {
             | "mysqldump"
             | "mariadb-dump"
             | "mongodump"
+            | "mongoexport"
             | "redis-cli"
             | "echo"
             | "printf"
@@ -774,7 +868,8 @@ fn dumps_secrets(form: &[Arg]) -> bool {
         Some("vault") => has_word("read") || (has_word("kv") && has_word("get")),
         Some("gcloud") => has_word("secrets") && has_word("access"),
         Some(
-            "pg_dump" | "pg_dumpall" | "mysqldump" | "mariadb-dump" | "mongodump" | "redis-cli",
+            "pg_dump" | "pg_dumpall" | "mysqldump" | "mariadb-dump" | "mongodump" | "mongoexport"
+            | "redis-cli",
         ) => {
             !matches!(
                 words.first().map(|first| basename(first)),

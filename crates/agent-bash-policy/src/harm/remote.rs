@@ -181,6 +181,8 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
         "pulumi",
         "gh",
         "helm",
+        "supabase",
+        "rsync",
         "docker",
         "podman",
         "rails",
@@ -262,6 +264,13 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                 && words
                     .get(1)
                     .is_some_and(|sub| matches!(*sub, "delete" | "archive")))
+                // A private repository made public; an account's keys deleted.
+                || (words.first() == Some(&"repo")
+                    && words.get(1) == Some(&"edit")
+                    && words.windows(2).any(|pair| pair == ["--visibility", "public"])
+                        | words.contains(&"--visibility=public"))
+                || (matches!(words.first(), Some(&"ssh-key") | Some(&"gpg-key"))
+                    && words.get(1) == Some(&"delete"))
                 || (words.first() == Some(&"release") && words.get(1) == Some(&"delete"))
                 || (words.first() == Some(&"api")
                     && words.iter().any(|word| {
@@ -438,23 +447,50 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
             });
             production && drops
         }
+        "supabase" => has_word("reset") && has_word("--linked"),
+        // `--delete` into another machine's root or system folders.
+        "rsync" => {
+            form.iter().any(|arg| arg.text.starts_with("--delete"))
+                && form
+                    .iter()
+                    .skip(1)
+                    .rev()
+                    .find(|arg| !arg.text.starts_with('-'))
+                    .is_some_and(|target| {
+                        target.text.split_once(':').is_some_and(|(host, place)| {
+                            !host.is_empty()
+                                && !host.contains('/')
+                                && (place.is_empty()
+                                    || place == "/"
+                                    || crate::builtin::is_system_dir(
+                                        place.trim_matches('/').split('/').next().unwrap_or(""),
+                                    ))
+                        })
+                    })
+        }
         "vault" => {
             has_word("delete")
                 || has_word("destroy")
                 || (has_word("secrets") && has_word("disable"))
         }
         // The SQL on the command line, or fed on input (`echo 'DROP …' | psql`).
+        // A database on another host, or named by a variable (a local development database
+        // is everyday work to reset).
         "psql" | "mysql" | "mariadb" | "sqlcmd" | "cockroach" | "clickhouse-client" => {
-            words.iter().any(|word| is_destructive_sql(word))
+            (words.iter().any(|word| is_destructive_sql(word))
                 || found
                     .redirects
                     .iter()
                     .filter_map(|redirect| redirect.body.as_deref())
-                    .any(is_destructive_sql)
+                    .any(is_destructive_sql))
+                && !local_database(form)
         }
-        "mongo" | "mongosh" => words
-            .iter()
-            .any(|word| word.contains("dropDatabase") || word.contains(".drop()")),
+        "mongo" | "mongosh" => {
+            words
+                .iter()
+                .any(|word| word.contains("dropDatabase") || word.contains(".drop()"))
+                && !local_database(form)
+        }
         // Flushing a local development server is everyday work; a named remote one is not.
         "redis-cli" | "valkey-cli" | "keydb-cli" => {
             words.iter().any(|word| {
@@ -519,6 +555,47 @@ fn is_destructive_sql(text: &str) -> bool {
     })
 }
 
+/// True if a database client's target is this machine: a loopback host or socket given,
+/// or none at all (the local default). A URI or host known only at run time is not.
+fn local_database(form: &[Arg]) -> bool {
+    let mut target = None;
+    for (at, arg) in form.iter().enumerate().skip(1) {
+        let text = arg.text.as_str();
+        let value = match text {
+            "-h" | "--host" | "-S" | "--server" => form.get(at + 1),
+            _ if text.starts_with("--host=") => Some(arg),
+            _ if text.contains("://") || text.starts_with("host=") || text.starts_with('$') => {
+                Some(arg)
+            }
+            _ => None,
+        };
+        if let Some(value) = value {
+            target = Some(value);
+        }
+    }
+    let Some(target) = target else {
+        return true;
+    };
+    if !target.literal {
+        return false;
+    }
+    let text = target
+        .text
+        .trim_start_matches("--host=")
+        .trim_start_matches("host=");
+    let host = text
+        .split("://")
+        .last()
+        .unwrap_or("")
+        .rsplit('@')
+        .next()
+        .unwrap_or("")
+        .split([':', '/', ' ', '?'])
+        .next()
+        .unwrap_or("");
+    host.is_empty() || is_loopback(host) || text.starts_with('/')
+}
+
 /// `git push` that rewrites or deletes a shared branch, or everything: `--force`/`-f`/`+ref`
 /// to a protected branch, `--mirror`, `--delete`/`:ref` of one, `--force --all`.
 fn git_push_destroys(words: &[&str]) -> bool {
@@ -578,7 +655,7 @@ fn git_push_destroys(words: &[&str]) -> bool {
 pub(crate) fn remote_ask(found: &Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = name(form);
-        if !matches!(&*name, "git" | "helm" | "docker" | "podman" | "cargo") {
+        if !matches!(&*name, "git" | "helm" | "docker" | "podman" | "cargo" | "terraform" | "tofu" | "supabase") {
             return None;
         }
         let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
@@ -598,6 +675,12 @@ pub(crate) fn remote_ask(found: &Found) -> Option<String> {
                 "this deletes container volumes and their data"
             }
             "cargo" if words.contains(&"yank") => "this yanks a published crate version",
+            "terraform" | "tofu" if words.contains(&"apply") && words.iter().any(|word| word.starts_with("-auto-approve")) => {
+                "this applies infrastructure changes with no plan shown to anyone"
+            }
+            "supabase" if words.contains(&"reset") && words.contains(&"--linked") => {
+                "this resets the linked (remote) project's database"
+            }
             _ => return None,
         };
         Some(reason.to_owned())
