@@ -161,8 +161,8 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "secret-exfiltration",
-        description: "a credential file (~/.ssh/id_*, ~/.aws, ~/.netrc, ~/.kube, …) or the whole environment read in a command that sends data to another machine",
-        reason: "this sends credentials or the environment (which holds secrets) to another machine",
+        description: "a credential file (~/.ssh/id_*, ~/.aws, ~/.netrc, ~/.kube, …) or the whole environment read in a command that sends data to another machine; the whole repository pushed to a remote the same command adds",
+        reason: "this sends credentials, the environment (which holds secrets) or the whole repository to another machine",
         test: exfiltration,
     },
     Builtin {

@@ -210,8 +210,34 @@ fn mark_network(found: &mut [Found]) {
         || found
             .iter()
             .any(|one| one.argv.first().is_some_and(|first| first.text == "ztcp"));
+    // Remotes the line adds (`git remote add backup URL`): the whole repository pushed to
+    // one (`git push backup --all`) leaves for a place nobody chose before.
+    let added: Vec<String> = found
+        .iter()
+        .filter_map(|one| {
+            let words: Vec<&str> = one.argv.iter().map(|arg| arg.text.as_str()).collect();
+            let at = words
+                .windows(2)
+                .position(|pair| pair == ["remote", "add"])?;
+            (words.first() == Some(&"git"))
+                .then(|| words.get(at + 2).map(|name| (*name).to_owned()))?
+        })
+        .collect();
     for one in found.iter_mut() {
+        let words: Vec<&str> = one.argv.iter().map(|arg| arg.text.as_str()).collect();
+        let pushes_everything = words.first() == Some(&"git")
+            && words.contains(&"push")
+            && words
+                .iter()
+                .any(|word| matches!(*word, "--all" | "--mirror"))
+            && words.iter().any(|word| {
+                added.iter().any(|name| name == word) || word.contains("://") || word.contains('@')
+            });
         let sends = one.each_form().any(|form| harm::sends(one, form));
+        if pushes_everything {
+            one.exfiltrates = true;
+            continue;
+        }
         // A credential helper is handed the credentials on its input.
         let helper = one.via.iter().any(|via| via.contains("credential"));
         // A token sent to the service it is for is its everyday use (`gh auth token` to
@@ -1294,8 +1320,14 @@ impl Walker<'_> {
         }
         self.written.extend(writes);
         found.launcher = launcher;
-        // `yes | xargs -P 0 …`: as many processes at once as the input has lines, without end.
-        if self.endless_input && found.each_form().any(unbounded_parallel) {
+        // `yes | xargs -P 0 …`: as many processes at once as the input has lines, without
+        // end; `… | tail` or `sort` of an endless input holds it all in memory.
+        if self.endless_input
+            && found.each_form().any(|form| {
+                unbounded_parallel(form)
+                    || matches!(&*name_of(form), "tail" | "sort" | "tac" | "shuf")
+            })
+        {
             found.fork_bomb = true;
         }
         if found.unknown.is_none() {
@@ -2353,6 +2385,13 @@ fn prints_without_end(found: &Found) -> bool {
         let words: Vec<&str> = form.iter().map(|arg| arg.text.as_str()).collect();
         match words.as_slice() {
             ["yes", ..] => true,
+            // Tens of gigabytes of zeros: one endless line to whatever buffers lines.
+            ["head", "-c", size, "/dev/zero" | "/dev/urandom"] => {
+                size.trim_end_matches(['G', 'g', 'T', 't'])
+                    .parse::<u64>()
+                    .is_ok_and(|number| number >= 10)
+                    && size.ends_with(['G', 'g', 'T', 't'])
+            }
             ["seq", .., last] => matches!(*last, "inf" | "infinity"),
             ["cat" | "tr", ..] => words.contains(&"/dev/zero"),
             _ => false,
