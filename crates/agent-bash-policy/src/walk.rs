@@ -214,6 +214,7 @@ fn mark_network(found: &mut [Found]) {
     // one (`git push backup --all`) leaves for a place nobody chose before.
     let added: Vec<String> = found
         .iter()
+        .filter(|one| one.argv.first().is_some_and(|first| first.text == "git"))
         .filter_map(|one| {
             let words: Vec<&str> = one.argv.iter().map(|arg| arg.text.as_str()).collect();
             let at = words
@@ -224,7 +225,12 @@ fn mark_network(found: &mut [Found]) {
         })
         .collect();
     for one in found.iter_mut() {
-        let words: Vec<&str> = one.argv.iter().map(|arg| arg.text.as_str()).collect();
+        let words: Vec<&str> = match one.argv.first() {
+            Some(first) if first.text == "git" => {
+                one.argv.iter().map(|arg| arg.text.as_str()).collect()
+            }
+            _ => Vec::new(),
+        };
         let pushes_everything = words.first() == Some(&"git")
             && words.contains(&"push")
             && words
@@ -325,7 +331,13 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
     }
     let mut by_name: HashMap<&str, Vec<&Arg>> = HashMap::new();
     for (name, values) in bindings {
-        by_name.entry(name.as_str()).or_default().extend(values);
+        let known = by_name.entry(name.as_str()).or_default();
+        // The same value bound again (a function's `local d="$1"` in every copy) is one.
+        for value in values {
+            if !known.iter().any(|seen| seen.text == value.text) {
+                known.push(value);
+            }
+        }
     }
     let labels: std::collections::HashSet<&str> = found
         .iter()
@@ -384,7 +396,7 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
             !arg.literal
                 && !one.forms.contains(&index)
                 && arg.text.contains('$')
-                && variables_named(&arg.text).into_iter().any(|name| {
+                && variables_named(&arg.text).any(|name| {
                     by_name.contains_key(name) || (in_call && name.parse::<usize>().is_ok())
                 })
         });
@@ -438,19 +450,15 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
 }
 
 /// The names of the variables `$NAME` and `${NAME}` expanded in `text`.
-fn variables_named(text: &str) -> Vec<&str> {
-    let mut names = Vec::new();
-    for (at, _) in text.match_indices('$') {
+fn variables_named(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices('$').filter_map(|(at, _)| {
         let rest = &text[at + 1..];
         let rest = rest.strip_prefix('{').unwrap_or(rest);
         let end = rest
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(rest.len());
-        if end > 0 {
-            names.push(&rest[..end]);
-        }
-    }
-    names
+        (end > 0).then(|| &rest[..end])
+    })
 }
 
 /// Each of `args` with `names` (spellings of one variable) read as each of `values`.
@@ -571,6 +579,8 @@ struct Walker<'a> {
     values: crate::expanded::Values,
     /// What the last pipeline walked prints, when the line shows it.
     last_output: Option<String>,
+    /// Programs the line downloaded into a `PATH` folder, by name (`gitx`), with their path.
+    downloaded_programs: Vec<(String, String)>,
     /// The command before this one in a pipeline prints without end (`yes`, `seq inf`).
     endless_input: bool,
 }
@@ -1305,6 +1315,15 @@ impl Walker<'_> {
             }
         }
         let writes = written::writes(&found, &self.written);
+        for (path, content) in &writes {
+            if *content == written::Content::Download
+                && let Some((dir, name)) = path.rsplit_once('/')
+                && ["~/.local/bin", "~/bin", "/usr/local/bin", "/usr/bin"].contains(&dir)
+            {
+                self.downloaded_programs
+                    .push((name.to_owned(), path.clone()));
+            }
+        }
         // A git hook runs on the next commit or checkout, whoever makes it: what it holds
         // is judged now.
         for (path, content) in &writes {
@@ -1372,23 +1391,16 @@ impl Walker<'_> {
         unknown: &mut Option<String>,
     ) {
         let mut ran_files = written::runs(found);
-        // A bare name: a program the line put in a `PATH` folder (`~/.local/bin/gitx`).
-        if !self.written.is_empty()
-            && let Some(first) = found
-                .argv
-                .first()
-                .filter(|first| first.is_plain() && !first.text.contains('/'))
+        // A bare name: a program the line downloaded into a `PATH` folder
+        // (`~/.local/bin/gitx`). Only a download written to exactly that path counts: a link
+        // to an installed program, or a folder an archive was unpacked into, is not it.
+        if let Some(first) = found.argv.first().filter(|first| first.is_plain())
+            && let Some((_, path)) = self
+                .downloaded_programs
+                .iter()
+                .find(|(name, _)| *name == first.text)
         {
-            // Only a download written to exactly that path: a link to an installed program,
-            // or a folder an archive was unpacked into, is not the program run.
-            for dir in ["~/.local/bin", "~/bin", "/usr/local/bin", "/usr/bin"] {
-                let path = format!("{dir}/{}", first.text);
-                if self.written.iter().any(|(place, content)| {
-                    *place == path && *content == written::Content::Download
-                }) {
-                    ran_files.push(path);
-                }
-            }
+            ran_files.push(path.clone());
         }
         for ran in ran_files {
             let contents = if ran == ".git/hooks/" {
