@@ -278,6 +278,23 @@ pub(crate) fn sends(found: &Found, form: &[Arg]) -> bool {
     {
         return true;
     }
+    // An image tagged for a registry elsewhere, or pushed as it is built.
+    if matches!(&*name, "docker" | "podman" | "buildah" | "nerdctl")
+        && form
+            .iter()
+            .any(|arg| matches!(arg.text.as_str(), "build" | "buildx" | "bud"))
+        && (form.iter().any(|arg| arg.text == "--push")
+            || form.windows(2).any(|pair| {
+                matches!(pair[0].text.as_str(), "-t" | "--tag")
+                    && pair[1].text.split('/').next().is_some_and(|registry| {
+                        pair[1].text.contains('/')
+                            && (registry.contains('.') || registry.contains(':'))
+                            && !is_loopback(registry.split(':').next().unwrap_or(""))
+                    })
+            }))
+    {
+        return true;
+    }
     // A tunnel to the internet; file servers that listen on every interface unless told a
     // loopback address.
     if name == "ngrok" {
@@ -502,6 +519,26 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             return true;
         }
         if dumps_secrets(form) {
+            return true;
+        }
+        // An image built from the home directory (or the root): the context holds every
+        // credential folder (`docker build -t registry/x ~`).
+        if matches!(&*name, "docker" | "podman" | "buildah" | "nerdctl")
+            && form
+                .iter()
+                .any(|arg| matches!(arg.text.as_str(), "build" | "buildx" | "bud"))
+            && form
+                .iter()
+                .skip(2)
+                .filter(|arg| !arg.text.starts_with('-'))
+                .last()
+                .is_some_and(|context| {
+                    matches!(
+                        crate::builtin::home_spellings(&context.text).trim_end_matches('/'),
+                        "~" | "$HOME" | "${HOME}" | ""
+                    ) || context.text == "/"
+                })
+        {
             return true;
         }
         // A file server started in a credential folder (`cd ~/.ssh && php -S 0.0.0.0:80`).
