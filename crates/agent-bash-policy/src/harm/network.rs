@@ -530,8 +530,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             && form
                 .iter()
                 .skip(2)
-                .filter(|arg| !arg.text.starts_with('-'))
-                .last()
+                .rfind(|arg| !arg.text.starts_with('-'))
                 .is_some_and(|context| {
                     matches!(
                         crate::builtin::home_spellings(&context.text).trim_end_matches('/'),
