@@ -97,6 +97,11 @@ def sample(pid):
     }
 
 
+# The server opens at most 8 terminals at once (`terminal.max_sessions`): the clients take
+# turns for them, as an agent would close one before opening a ninth.
+TERMINALS = asyncio.Semaphore(8)
+
+
 async def one_call(session, kind, n, scratch):
     """Makes one call of `kind`; returns None if it went as expected, else what went wrong."""
     if kind == "short":
@@ -118,14 +123,8 @@ async def one_call(session, kind, n, scratch):
         killed = await session.call_tool("bash_kill", {"job_id": job_id})
         return None if not killed.is_error else text(killed)[:200]
     if kind == "terminal":
-        opened = await session.call_tool("terminal_open", {"command": "cat"})
-        if opened.is_error:
-            return text(opened)[:200]
-        words = text(opened).split("terminal ")
-        terminal = int(words[1].split()[0].rstrip(".,:;")) if len(words) > 1 else 0
-        await session.call_tool("terminal_send", {"id": terminal, "text": f"hi {n}\n"})
-        closed = await session.call_tool("terminal_close", {"id": terminal})
-        return None if not closed.is_error else text(closed)[:200]
+        async with TERMINALS:
+            return await terminal_call(session, n)
     if kind == "denied":
         result = await session.call_tool("bash", {"command": "rm -rf /"})
         return None if "refused" in text(result) else text(result)[:200]
@@ -133,6 +132,18 @@ async def one_call(session, kind, n, scratch):
     missing = await session.call_tool("bash", {"command": "true", "cwd": f"{scratch}/nowhere-{n}"})
     unknown = await session.call_tool("bash_output", {"job_id": 10**9})
     return None if missing.is_error and unknown.is_error else text(missing)[:200]
+
+
+async def terminal_call(session, n):
+    """Opens a terminal running `cat`, sends it a line, closes it."""
+    opened = await session.call_tool("terminal_open", {"command": "cat"})
+    if opened.is_error:
+        return text(opened)[:200]
+    words = text(opened).split("terminal ")
+    terminal = int(words[1].split()[0].rstrip(".,:;")) if len(words) > 1 else 0
+    await session.call_tool("terminal_send", {"id": terminal, "text": f"hi {n}\n"})
+    closed = await session.call_tool("terminal_close", {"id": terminal})
+    return None if not closed.is_error else text(closed)[:200]
 
 
 async def soak(args):
