@@ -147,8 +147,15 @@ async def terminal_call(session, n):
 
 
 async def soak(args):
-    scratch = tempfile.mkdtemp(prefix="agent-bash-soak-")
-    params = StdioServerParameters(command=args.bin, args=["mcp", "--root", scratch])
+    # The server's root and its spill files (gigabytes over a long run) in one directory,
+    # removed at the end.
+    with tempfile.TemporaryDirectory(prefix="agent-bash-soak-") as scratch:
+        return await soak_in(args, scratch)
+
+
+async def soak_in(args, scratch):
+    env = {**os.environ, "AGENT_BASH_OUTPUT_SPILL_DIR": os.path.join(scratch, "spill")}
+    params = StdioServerParameters(command=args.bin, args=["mcp", "--root", scratch], env=env)
     kinds = [kind for kind, weight in KINDS for _ in range(weight)]
     latencies = {kind: [] for kind, _ in KINDS}
     errors = []
