@@ -52,6 +52,25 @@ fn ansi() -> Vec<u8> {
     out
 }
 
+/// Random bytes in base64, 76 characters a line: the shape of `head -c 1G /dev/urandom |
+/// base64`, whose short lines and random letters (now and then shaped like a token) are the
+/// hardest plain text for the line and secret stages.
+fn base64_lines() -> Vec<u8> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::with_capacity(INPUT_BYTES);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    while out.len() < INPUT_BYTES {
+        for _ in 0..76 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            out.push(ALPHABET[(state & 63) as usize]);
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
 fn binary() -> Vec<u8> {
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -136,6 +155,7 @@ fn pipeline(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(INPUT_BYTES as u64));
     for (name, input) in [
         ("plain", plain()),
+        ("base64", base64_lines()),
         ("ansi", ansi()),
         ("binary", binary()),
         ("one_long_line", one_long_line()),
@@ -147,6 +167,7 @@ fn pipeline(c: &mut Criterion) {
     let secrets = secrets();
     for (name, input) in [
         ("redacting/plain", plain()),
+        ("redacting/base64", base64_lines()),
         ("redacting/with_secrets", with_secrets()),
         ("redacting/ansi", ansi()),
         ("redacting/binary", binary()),
