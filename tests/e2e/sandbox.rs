@@ -785,6 +785,116 @@ mod library {
         assert!(!target.exists());
     }
 
+    /// The parent of `pid`, from /proc.
+    fn parent_of(pid: i32) -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The parent is the second field after the command's closing parenthesis.
+        let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        after.split(' ').nth(1).and_then(|ppid| ppid.parse().ok()).unwrap_or(0)
+    }
+
+    /// The nearest ancestors of `pid` that are agent-bash's helpers: the call's supervisor
+    /// first, then the session's launcher.
+    fn helpers_above(pid: i32) -> Vec<i32> {
+        let mut helpers = Vec::new();
+        let mut at = pid;
+        while at > 1 {
+            at = parent_of(at);
+            let cmdline = std::fs::read(format!("/proc/{at}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains("__agent-bash-supervise") {
+                helpers.push(at);
+            }
+        }
+        helpers
+    }
+
+    /// A call whose tree holds a shell and a process it forked, started in a task; returns
+    /// the task and the two helpers above the forked process (supervisor, launcher).
+    async fn call_with_a_tree(
+        session: &std::sync::Arc<Session>,
+        name: &str,
+        rest: &str,
+    ) -> (tokio::task::JoinHandle<agent_bash_core::Outcome>, Vec<i32>) {
+        let command = format!(
+            "(exec -a {} sleep 600) & {rest}",
+            quoted_apart(&format!("{name}-child"))
+        );
+        let running = session.clone();
+        let call = tokio::spawn(async move { running.run(Request::new(command)).await.unwrap() });
+        let child = format!("{name}-child");
+        assert!(eventually(Duration::from_secs(20), || !alive_with(&child).is_empty()));
+        let helpers = helpers_above(alive_with(&child)[0]);
+        assert_eq!(helpers.len(), 2, "a supervisor and a launcher above the call: {helpers:?}");
+        (call, helpers)
+    }
+
+    /// The call's supervisor killed with SIGKILL in the middle of the call (the OOM killer,
+    /// a person): its tree dies with it, the call returns saying so, and the next call
+    /// works.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_supervisor_killed_mid_call_takes_its_tree_and_the_next_call_works() {
+        let place = Place::new("killed-supervisor");
+        let supervisor = PathBuf::from(env!("CARGO_BIN_EXE_agent-bash"));
+        let session =
+            std::sync::Arc::new(Session::new(place.root(), config(Some(supervisor))).unwrap());
+        let name = marker("killed-supervisor");
+        let rest = format!("exec -a {} sleep 600", quoted_apart(&format!("{name}-shell")));
+        let (call, helpers) = call_with_a_tree(&session, &name, &rest).await;
+        // SAFETY: kill(2) of the call's supervisor, a descendant of this test.
+        unsafe { libc::kill(helpers[0], libc::SIGKILL) };
+        let outcome = tokio::time::timeout(Duration::from_secs(30), call)
+            .await
+            .expect("the call returns")
+            .unwrap();
+        let text = agent_bash_core::render::text(&outcome);
+        assert!(text.contains("killed by SIGKILL"), "{text}");
+        assert!(
+            eventually(Duration::from_secs(10), || alive_with(&name).is_empty()),
+            "left running: {:?}",
+            alive_with(&name)
+        );
+        let next = session.run(Request::new("echo next")).await.unwrap();
+        assert_eq!(next.stdout, "next", "{next:?}");
+    }
+
+    /// The session's launcher killed with SIGKILL in the middle of a call: the call's own
+    /// supervisor goes on, so the call ends as it would have, its tree with it; the next
+    /// call starts another launcher.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_launcher_killed_mid_call_loses_nothing_and_leaves_nothing() {
+        let place = Place::new("killed-launcher");
+        let supervisor = PathBuf::from(env!("CARGO_BIN_EXE_agent-bash"));
+        let session =
+            std::sync::Arc::new(Session::new(place.root(), config(Some(supervisor))).unwrap());
+        let name = marker("killed-launcher");
+        let ready = place.out("launcher-killed");
+        // The shell waits for the launcher's death, then ends; its forked child is left
+        // running, and dies with the call's tree.
+        let rest = format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; echo finished",
+            ready.display()
+        );
+        let (call, helpers) = call_with_a_tree(&session, &name, &rest).await;
+        // SAFETY: kill(2) of the session's launcher, a child of this test.
+        unsafe { libc::kill(helpers[1], libc::SIGKILL) };
+        std::fs::write(&ready, "").unwrap();
+        let outcome = tokio::time::timeout(Duration::from_secs(30), call)
+            .await
+            .expect("the call returns")
+            .unwrap();
+        assert_eq!(outcome.stdout, "finished", "{outcome:?}");
+        assert_eq!(outcome.exit_code, Some(0), "{outcome:?}");
+        drop(outcome);
+        let next = session.run(Request::new("echo next")).await.unwrap();
+        assert_eq!(next.stdout, "next", "{next:?}");
+        drop(session);
+        assert!(
+            eventually(Duration::from_secs(10), || alive_with(&name).is_empty()),
+            "left running: {:?}",
+            alive_with(&name)
+        );
+    }
+
     /// This process's children whose command line contains `text`.
     fn children_with(text: &str) -> Vec<i32> {
         let me = std::process::id().to_string();

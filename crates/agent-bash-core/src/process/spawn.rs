@@ -684,8 +684,8 @@ impl Shell {
             self.status = Some(ExitStatus::from_raw(raw));
         } else if report.ended {
             // The supervisor is gone without a word on the shell: it ends on its own only
-            // once the shell has, so it was killed (SIGKILL: the OOM killer, or a person),
-            // and the tree with it as far as the engine can tell.
+            // once the shell has, so it was killed (SIGKILL: the OOM killer, or a person).
+            // Its tree went to the launcher, a subreaper, which killed it.
             self.status = Some(ExitStatus::from_raw(libc::SIGKILL));
         }
         Ok(self.status)

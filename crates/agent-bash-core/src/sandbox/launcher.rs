@@ -41,6 +41,7 @@ use super::probe::{Probe, probe_keeping_network};
 use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
 use super::{ResourceLimits, SandboxConfig, confine};
 use crate::error::Error;
+use crate::process::procs;
 use crate::lock;
 
 /// The argument after `SUPERVISE` that makes this program a launcher.
@@ -471,6 +472,8 @@ struct State {
     offline: Option<OwnedFd>,
     /// The mount namespaces kept for confined calls.
     kept: Kept,
+    /// The supervisors forked and not yet reaped.
+    supervisors: Vec<i32>,
 }
 
 /// Serves the engine on `socket` until its end closes; then exits.
@@ -503,6 +506,9 @@ fn become_launcher(socket: OwnedFd) -> ! {
         close_range(socket_fd + 1, u32::MAX);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         libc::signal(libc::SIGINT, libc::SIG_DFL);
+        // The tree of a supervisor that is killed (by a person, or the OOM killer) comes
+        // here, not to init: `reap` kills it, as the supervisor would have.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     let Ok(children) = supervisor::child_signals() else {
         // SAFETY: leaves at once; the engine sees the socket close.
@@ -515,6 +521,7 @@ fn become_launcher(socket: OwnedFd) -> ! {
         cgroup: None,
         offline: None,
         kept: Kept::default(),
+        supervisors: Vec::new(),
     };
     state.serve();
     // The engine is gone or let go. The supervisors go on, each until its control pipe
@@ -579,7 +586,7 @@ impl State {
             }
             if fds[1].revents != 0 {
                 supervisor::drain(&self.children);
-                reap_any();
+                self.reap();
             }
             if fds[0].revents != 0 && !self.request() {
                 return;
@@ -713,6 +720,47 @@ impl State {
         if pid < 0 {
             let why = format!("fork: {}", io::Error::last_os_error());
             report_failure(&fds[0], &why);
+        } else {
+            self.supervisors.push(pid);
+        }
+    }
+
+    /// Reaps every child that ended. A supervisor ends on its own only once its tree has;
+    /// one killed by a signal left its tree behind, and that tree's processes are now
+    /// children of this one: they are killed. So is a tree whose orphan is reaped here
+    /// (a process it forked meanwhile came here when its parent died).
+    fn reap(&mut self) {
+        let mut orphaned = false;
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) on any child, without waiting, writing to a local.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+            match self.supervisors.iter().position(|&known| known == pid) {
+                Some(at) => {
+                    self.supervisors.swap_remove(at);
+                    orphaned |= libc::WIFSIGNALED(status);
+                }
+                None => orphaned = true,
+            }
+        }
+        if orphaned {
+            self.kill_orphans();
+        }
+    }
+
+    /// SIGKILL to every process of this one's tree that is not a live supervisor's.
+    fn kill_orphans(&self) {
+        let mut orphans = procs::descendants(std::process::id().cast_signed());
+        for &supervisor in &self.supervisors {
+            let theirs = procs::descendants(supervisor);
+            orphans.retain(|pid| *pid != supervisor && !theirs.contains(pid));
+        }
+        for pid in orphans {
+            // SAFETY: kill(2) of a process of this one's own tree.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }
@@ -733,12 +781,6 @@ fn report_failure(report: &OwnedFd, why: &str) {
     let mut message = vec![FAILED];
     message.extend_from_slice(why.as_bytes());
     let _ = rustix::io::write(report, &message);
-}
-
-/// Reaps every child that ended.
-fn reap_any() {
-    // SAFETY: waitpid(2) on any child, without waiting.
-    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
 }
 
 /// The arguments of this process after `SUPERVISE`, if it was executed as a launcher.
