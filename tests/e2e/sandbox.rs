@@ -790,7 +790,11 @@ mod library {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         // The parent is the second field after the command's closing parenthesis.
         let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-        after.split(' ').nth(1).and_then(|ppid| ppid.parse().ok()).unwrap_or(0)
+        after
+            .split(' ')
+            .nth(1)
+            .and_then(|ppid| ppid.parse().ok())
+            .unwrap_or(0)
     }
 
     /// The nearest ancestors of `pid` that are agent-bash's helpers: the call's supervisor
@@ -824,7 +828,11 @@ mod library {
         let child = format!("{name}-child");
         assert!(eventually(Duration::from_secs(20), || !alive_with(&child).is_empty()));
         let helpers = helpers_above(alive_with(&child)[0]);
-        assert_eq!(helpers.len(), 2, "a supervisor and a launcher above the call: {helpers:?}");
+        assert_eq!(
+            helpers.len(),
+            2,
+            "a supervisor and a launcher above the call: {helpers:?}"
+        );
         (call, helpers)
     }
 
@@ -838,7 +846,10 @@ mod library {
         let session =
             std::sync::Arc::new(Session::new(place.root(), config(Some(supervisor))).unwrap());
         let name = marker("killed-supervisor");
-        let rest = format!("exec -a {} sleep 600", quoted_apart(&format!("{name}-shell")));
+        let rest = format!(
+            "exec -a {} sleep 600",
+            quoted_apart(&format!("{name}-shell"))
+        );
         let (call, helpers) = call_with_a_tree(&session, &name, &rest).await;
         // SAFETY: kill(2) of the call's supervisor, a descendant of this test.
         unsafe { libc::kill(helpers[0], libc::SIGKILL) };

@@ -41,8 +41,8 @@ use super::probe::{Probe, probe_keeping_network};
 use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
 use super::{ResourceLimits, SandboxConfig, confine};
 use crate::error::Error;
-use crate::process::procs;
 use crate::lock;
+use crate::process::procs;
 
 /// The argument after `SUPERVISE` that makes this program a launcher.
 pub(crate) const LAUNCHER_ARG: &str = "--launcher";
