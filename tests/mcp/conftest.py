@@ -67,21 +67,44 @@ def eventually(condition, limit=5.0):
 
 
 @asynccontextmanager
-async def server(root=None, extra_args=(), elicitation_callback=None, env=None, structured=False):
+async def server(root=None, extra_args=(), elicitation_callback=None, env=None, structured=False,
+                 descriptor_limit=None):
     """An MCP client session with `agent-bash mcp` over stdio. With `elicitation_callback`
     the client declares elicitation and answers the server's questions with it; `env` is
-    added to the server's environment; `structured` starts it with `--structured`."""
+    added to the server's environment; `structured` starts it with `--structured`;
+    `descriptor_limit` starts it under that limit of open files (`ulimit -n`)."""
     root = root or tempfile.mkdtemp(prefix="agent-bash-mcp-")
     flags = ["--structured"] if structured else []
-    params = StdioServerParameters(
-        command=BIN,
-        args=["mcp", "--root", root, *flags, *extra_args],
-        env={**os.environ, **(env or {})},
-    )
+    command, args = BIN, ["mcp", "--root", root, *flags, *extra_args]
+    if descriptor_limit is not None:
+        # bash sets the limit and execs the server: the client's child is the server.
+        command, args = "bash", ["-c", f'ulimit -n {descriptor_limit} && exec "$0" "$@"', BIN, *args]
+    params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, elicitation_callback=elicitation_callback) as session:
             await session.initialize()
             yield session
+
+
+def server_pid():
+    """The pid of the `agent-bash mcp` server this test process started."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            if parent == me and os.path.samefile(os.readlink(f"/proc/{entry}/exe"), BIN):
+                return int(entry)
+        except (OSError, ValueError, IndexError):
+            continue
+    raise AssertionError("no server process")
+
+
+def descriptors(pid):
+    """How many descriptors the process holds."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def text_of(result):

@@ -10,7 +10,7 @@ import signal
 import anyio
 import pytest
 
-from conftest import BIN, FX, alive_with, eventually, server, stderr_of, stdout_of, text_of
+from conftest import FX, alive_with, descriptors, eventually, server, server_pid, stderr_of, stdout_of, text_of
 from test_mcp import INITIALIZE, raw_server, receive, send
 
 pytestmark = pytest.mark.anyio
@@ -275,22 +275,6 @@ async def test_a_long_wait_reports_progress():
     assert all(message.startswith(f"waiting for job {job_id} · ") for message in seen), seen
 
 
-def server_pid():
-    """The pid of the `agent-bash mcp` server this test process started."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            if parent == me and os.path.samefile(os.readlink(f"/proc/{entry}/exe"), BIN):
-                return int(entry)
-        except (OSError, ValueError, IndexError):
-            continue
-    raise AssertionError("no server process")
-
-
 async def test_a_long_session_of_leftover_calls_leaves_no_descriptor_or_job_behind():
     """500 calls that leave a process running, one at a time: each leftover's supervisor
     holds two pipes while its tree lives; afterwards the server is back to its descriptors,
@@ -298,18 +282,17 @@ async def test_a_long_session_of_leftover_calls_leaves_no_descriptor_or_job_behi
     async with server(structured=True) as session:
         await call(session, "bash", {"command": "true"})
         pid = server_pid()
-        descriptors = lambda: len(os.listdir(f"/proc/{pid}/fd"))  # noqa: E731
-        before = descriptors()
+        before = descriptors(pid)
         for _ in range(500):
             result = await call(session, "bash", {"command": "sleep 0.05 & echo bg"})
             assert stdout_of(result) == "bg", text_of(result)
         # The last leftovers end within their 50 ms; each call lets go of ended ones.
-        after = descriptors()
+        after = descriptors(pid)
         deadline = anyio.current_time() + 20
         while after > before + 2 and anyio.current_time() < deadline:
             await call(session, "bash", {"command": "true"})
             await anyio.sleep(0.05)
-            after = descriptors()
+            after = descriptors(pid)
         assert after <= before + 2, f"descriptors: {before} before, {after} after"
         listed = await call(session, "bash_jobs", {})
         jobs = listed.structured_content["jobs"]

@@ -248,22 +248,33 @@ def test_malformed_lines_do_not_kill_the_server_and_stdout_is_only_protocol():
             process.wait()
 
 
-@pytest.mark.parametrize("how", ["stdin-closed", "sigterm", "sigint"])
+@pytest.mark.parametrize("how", ["stdin-closed", "client-killed", "sigterm", "sigint"])
 def test_shutdown_leaves_nothing_running(how, marker):
     process = raw_server(tempfile.mkdtemp())
     try:
         send(process, INITIALIZE)
         assert receive(process)["id"] == 1
         send(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        # One call still running, and one that left a background process behind.
+        # One call still running, one that left a background process behind, a background
+        # job and a terminal.
         send(process, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                        "params": {"name": "bash", "arguments": {"command": f"sleep {marker}1"}}})
         send(process, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                        "params": {"name": "bash", "arguments": {"command": f"sleep {marker}2 >/dev/null 2>&1 &"}}})
         assert receive(process)["id"] == 3
-        assert eventually(lambda: alive_with(f"sleep {marker}1") and alive_with(f"sleep {marker}2"))
+        send(process, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                       "params": {"name": "bash", "arguments": {"command": f"sleep {marker}3", "background": True}}})
+        assert receive(process)["id"] == 4
+        send(process, {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                       "params": {"name": "terminal_open", "arguments": {"command": f"sleep {marker}4"}}})
+        assert receive(process)["id"] == 5
+        assert eventually(lambda: all(alive_with(f"sleep {marker}{n}") for n in range(1, 5)))
         if how == "stdin-closed":
             process.stdin.close()
+        elif how == "client-killed":
+            # Both pipes end at once, as when the client process dies.
+            process.stdin.close()
+            process.stdout.close()
         else:
             process.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
         process.wait(timeout=10)

@@ -71,7 +71,7 @@ pub enum Error {
         reason: String,
     },
     /// Spawning bash failed.
-    #[error("cannot start {argv0}: {source}")]
+    #[error("cannot start {argv0}: {source}{}", descriptor_hint(source))]
     Spawn {
         /// The program that could not be started: the session's bash.
         argv0: PathBuf,
@@ -254,4 +254,18 @@ impl Error {
             reason: reason.into(),
         }
     }
+}
+
+/// What to do about an error that says this process has no file descriptor left
+/// (`EMFILE`); nothing for any other error.
+pub(crate) fn descriptor_hint(err: &std::io::Error) -> String {
+    if err.raw_os_error() != Some(libc::EMFILE) {
+        return String::new();
+    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let limit = limit.map_or_else(|| "unlimited".to_string(), |limit| limit.to_string());
+    format!(
+        "; agent-bash has used all the file descriptors its limit allows ({limit}, `ulimit -n`): \
+         retry with fewer calls or jobs at once, or raise the limit"
+    )
 }

@@ -34,6 +34,7 @@ pub(crate) async fn run(
         .spill_dir
         .check_base()
         .map_err(|reason| Error::OutputDir { reason })?;
+    session.mend_own_files()?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
     let mut verdict = policy::check(&session.policy, &call.command);
     let mut bounded = None;

@@ -340,6 +340,23 @@ impl Session {
         }
     }
 
+    /// The output directory and the files a confined call keeps read-only, made again when
+    /// they were removed during the session (by a person, or a cleaner of the temp
+    /// directory): every confined call's sandbox is built around them.
+    ///
+    /// # Errors
+    /// `Error::OutputDir` if the directory cannot be made again.
+    pub(crate) fn mend_own_files(&self) -> Result<(), Error> {
+        if !self.spill_dir.was_removed() {
+            return Ok(());
+        }
+        self.spill_dir
+            .path()
+            .map_err(|reason| Error::OutputDir { reason })?;
+        self.own_files();
+        Ok(())
+    }
+
     /// agent-bash's own files that no confined command may change: the project's settings
     /// file (read by the next session, trusted or not), the base of the session directories
     /// (other calls' spill and job files) and the audit log (made if missing, so that it

@@ -161,6 +161,14 @@ impl SpillDir {
         self.check_base()
     }
 
+    /// Whether the directory was made, then removed (by a person, or a cleaner of the
+    /// temp directory).
+    pub(crate) fn was_removed(&self) -> bool {
+        crate::lock(&self.dir)
+            .as_ref()
+            .is_some_and(|made| !std::fs::symlink_metadata(made).is_ok_and(|meta| meta.is_dir()))
+    }
+
     /// The directory, created now if it was not yet.
     ///
     /// # Errors
@@ -168,7 +176,11 @@ impl SpillDir {
     /// base may have been mended meanwhile).
     pub fn path(&self) -> Result<PathBuf, String> {
         let mut dir = crate::lock(&self.dir);
-        if let Some(made) = &*dir {
+        // One removed from under the session (by a person, or a cleaner of the temp
+        // directory) is made again, under a fresh name.
+        if let Some(made) = &*dir
+            && std::fs::symlink_metadata(made).is_ok_and(|meta| meta.is_dir())
+        {
             return Ok(made.clone());
         }
         self.ensure_base()?;
@@ -201,7 +213,10 @@ impl SpillDir {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .map(|file| (path.clone(), file))
-            .map_err(|err| format!("cannot create {}: {err}", path.display()))
+            .map_err(|err| {
+                let hint = crate::error::descriptor_hint(&err);
+                format!("cannot create {}: {err}{hint}", path.display())
+            })
     }
 
     /// Creates the new file `name`, counted under the session cap.

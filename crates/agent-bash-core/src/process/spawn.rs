@@ -169,7 +169,10 @@ fn launch_supervisor(
     stdio: &Stdio<'_>,
 ) -> Result<(Shell, (OwnedFd, OwnedFd)), Error> {
     let failed = |reason: String| Error::Sandbox { reason };
-    let io_failed = |err: io::Error| failed(format!("the supervisor: {err}"));
+    let io_failed = |err: io::Error| {
+        let hint = crate::error::descriptor_hint(&err);
+        failed(format!("the supervisor: {err}{hint}"))
+    };
     let mut argv = vec![c_string(plan.program.as_os_str().as_bytes()).map_err(io_failed)?];
     for arg in &plan.args {
         argv.push(c_string(arg.as_bytes()).map_err(io_failed)?);
