@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::Write as _;
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -179,40 +179,39 @@ fn append(record: &Path) -> std::io::Result<File> {
         .open(record)
 }
 
-/// A window: when it started and ended (ns since the epoch), and the places its session
-/// could write (`None`: not recorded, so every place).
-type Window = (u128, u128, Option<Vec<PathBuf>>);
+/// A window: when it started and ended (ns since the epoch), and the session that had it
+/// (its `W` line, if any, names the places it could write; without one, every place).
+type Window = (u128, u128, String);
 
-/// The windows in the record of `state`; a window of a session that is gone without
-/// closing it ends now (and the record says so).
-fn windows(state: &Path) -> Vec<Window> {
-    let record = state.join(RECORD);
-    let Ok(text) = std::fs::read_to_string(&record) else {
-        return Vec::new();
+/// The windows in `record`, and how many lines it has; a window of a session that is gone
+/// without closing it ends now (and the record says so). The places are not read here:
+/// they take most of the record's bytes, and are needed only for the few windows a file's
+/// change falls in (`places`).
+fn windows(record: &Path) -> (Vec<Window>, usize) {
+    let Ok(file) = File::open(record) else {
+        return (Vec::new(), 0);
     };
     let now = now_ns();
-    let mut places: HashMap<&str, Vec<PathBuf>> = HashMap::new();
-    let mut open: Vec<(&str, u128)> = Vec::new();
+    let mut open: Vec<(String, u128)> = Vec::new();
     let mut found = Vec::new();
-    for line in text.lines() {
+    let mut lines = 0;
+    for line in BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        lines += 1;
         let mut words = line.splitn(3, ' ');
-        let (Some(kind), Some(process), Some(rest)) = (words.next(), words.next(), words.next())
+        let (Some(kind), Some(process), Some(time)) = (words.next(), words.next(), words.next())
         else {
             continue;
         };
-        if kind == "W" {
-            places.insert(process, serde_json::from_str(rest).unwrap_or_default());
-            continue;
-        }
-        let Ok(time) = rest.parse::<u128>() else {
+        let Ok(time) = time.parse::<u128>() else {
             continue;
         };
         match kind {
-            "S" => open.push((process, time)),
+            "S" => open.push((process.to_string(), time)),
             "E" => {
-                if let Some(at) = open.iter().position(|(p, _)| *p == process) {
-                    let (_, start) = open.remove(at);
-                    found.push((start, time, places.get(process).cloned()));
+                if let Some(at) = open.iter().position(|(p, _)| p == process) {
+                    let (process, start) = open.remove(at);
+                    found.push((start, time, process));
                 }
             }
             _ => {}
@@ -220,20 +219,39 @@ fn windows(state: &Path) -> Vec<Window> {
     }
     let mut ended = Vec::new();
     for (process, start) in open {
-        if !alive(process) {
-            ended.push(process);
+        if !alive(&process) {
+            ended.push(process.clone());
         }
-        found.push((start, now, places.get(process).cloned()));
+        found.push((start, now, process));
     }
-    if let Ok(mut file) = append(&record) {
+    if !ended.is_empty()
+        && let Ok(mut file) = append(record)
+    {
         for process in ended {
             let _ = writeln!(file, "E {process} {now}");
         }
     }
-    if text.lines().count() > MOST_LINES {
-        compact(&record, &mut found);
+    (found, lines)
+}
+
+/// The places (the `W` lines' JSON, as written) of the sessions `processes` in `record`.
+fn places(record: &Path, processes: &[&str]) -> HashMap<String, String> {
+    let mut places = HashMap::new();
+    let Ok(file) = File::open(record) else {
+        return places;
+    };
+    for line in BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        let Some(rest) = line.strip_prefix("W ") else {
+            continue;
+        };
+        if let Some((process, json)) = rest.split_once(' ')
+            && processes.contains(&process)
+        {
+            places.insert(process.to_string(), json.to_string());
+        }
     }
-    found
+    places
 }
 
 /// Rewrites the record with its older half of windows merged into one, for every place.
@@ -241,18 +259,20 @@ fn compact(record: &Path, found: &mut Vec<Window>) {
     found.sort_unstable();
     let half = found.len() / 2;
     let end = found[..half].iter().map(|w| w.1).max().unwrap_or(0);
-    let mut kept = vec![(found[0].0, end, None)];
-    kept.extend_from_slice(&found[half..]);
+    let newer: Vec<&str> = found[half..].iter().map(|w| w.2.as_str()).collect();
+    let written = places(record, &newer);
+    let mut kept = vec![(found[0].0, end, "compacted.0".to_string())];
     let mut text = String::new();
-    for (at, (start, end, places)) in kept.iter().enumerate() {
-        if let Some(places) = places {
-            text.push_str(&format!("W compacted.{at} {}\n", places_json(places)));
+    for (at, (start, end, process)) in found[half..].iter().enumerate() {
+        let name = format!("compacted.{}", at + 1);
+        if let Some(json) = written.get(process) {
+            text.push_str(&format!("W {name} {json}\n"));
         }
-        text.push_str(&format!(
-            "S compacted.{at} {start}\nE compacted.{at} {end}\n"
-        ));
+        text.push_str(&format!("S {name} {start}\nE {name} {end}\n"));
+        kept.push((*start, *end, name));
     }
-    let _ = std::fs::write(record, text);
+    let merged = format!("S compacted.0 {}\nE compacted.0 {end}\n", found[0].0);
+    let _ = std::fs::write(record, merged + &text);
     *found = kept;
 }
 
@@ -262,19 +282,30 @@ pub(crate) fn changed_in_window(state: &Path, path: &Path) -> Option<SystemTime>
     let meta = std::fs::metadata(path).ok()?;
     let changed = u128::try_from(meta.ctime()).ok()? * 1_000_000_000
         + u128::try_from(meta.ctime_nsec()).ok()?;
-    let could_write = |places: &Option<Vec<PathBuf>>| {
-        places
-            .as_ref()
-            .is_none_or(|places| places.iter().any(|place| path.starts_with(place)))
-    };
-    windows(state)
+    let record = state.join(RECORD);
+    let (mut found, lines) = windows(&record);
+    if lines > MOST_LINES {
+        compact(&record, &mut found);
+    }
+    let around: Vec<&str> = found
         .iter()
-        .filter(|(_, _, places)| could_write(places))
-        .any(|(start, end, _)| changed >= *start && changed <= *end)
-        .then(|| {
-            let since = std::time::Duration::from_nanos(u64::try_from(changed).unwrap_or(0));
-            UNIX_EPOCH + since
+        .filter(|(start, end, _)| changed >= *start && changed <= *end)
+        .map(|(_, _, process)| process.as_str())
+        .collect();
+    if around.is_empty() {
+        return None;
+    }
+    let written = places(&record, &around);
+    let could_write = |process: &&str| {
+        written.get(*process).is_none_or(|json| {
+            let places: Vec<PathBuf> = serde_json::from_str(json).unwrap_or_default();
+            places.iter().any(|place| path.starts_with(place))
         })
+    };
+    around.iter().any(could_write).then(|| {
+        let since = std::time::Duration::from_nanos(u64::try_from(changed).unwrap_or(0));
+        UNIX_EPOCH + since
+    })
 }
 
 #[cfg(test)]
@@ -334,5 +365,35 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(10));
         std::fs::write(&file, "y").unwrap();
         assert!(changed_in_window(&state, &file).is_none());
+    }
+
+    #[test]
+    fn a_long_record_is_halved_and_still_flags_what_it_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).unwrap();
+        let file = dir.path().join("settings.toml");
+        std::fs::write(&file, "x").unwrap();
+        let changed = {
+            let meta = std::fs::metadata(&file).unwrap();
+            meta.ctime() as u128 * 1_000_000_000 + meta.ctime_nsec() as u128
+        };
+        let places = places_json(&[dir.path().to_path_buf()]);
+        // The oldest window saw the file change; the other windows are later and short,
+        // and one newer session could write only elsewhere.
+        let mut record = format!("W old.1 {places}\nS old.1 {}\nE old.1 {}\n", changed - 5, changed + 5);
+        for n in 0..MOST_LINES / 3 {
+            let start = changed + 1_000 + n as u128 * 100;
+            record.push_str(&format!("W p.{n} {places}\nS p.{n} {start}\nE p.{n} {}\n", start + 10));
+        }
+        std::fs::write(state.join(RECORD), record).unwrap();
+        assert!(changed_in_window(&state, &file).is_some());
+        let compacted = std::fs::read_to_string(state.join(RECORD)).unwrap();
+        let lines = compacted.lines().count();
+        assert!(lines < MOST_LINES * 3 / 5, "{lines} lines");
+        // The merged window keeps the old change flagged; the newer windows keep their
+        // places.
+        assert!(compacted.contains(&format!("W compacted.1 {places}")), "{}", &compacted[..300]);
+        assert!(changed_in_window(&state, &file).is_some());
     }
 }
