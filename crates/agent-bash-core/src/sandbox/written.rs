@@ -381,10 +381,17 @@ mod tests {
         let places = places_json(&[dir.path().to_path_buf()]);
         // The oldest window saw the file change; the other windows are later and short,
         // and one newer session could write only elsewhere.
-        let mut record = format!("W old.1 {places}\nS old.1 {}\nE old.1 {}\n", changed - 5, changed + 5);
+        let mut record = format!(
+            "W old.1 {places}\nS old.1 {}\nE old.1 {}\n",
+            changed - 5,
+            changed + 5
+        );
         for n in 0..MOST_LINES / 3 {
             let start = changed + 1_000 + n as u128 * 100;
-            record.push_str(&format!("W p.{n} {places}\nS p.{n} {start}\nE p.{n} {}\n", start + 10));
+            record.push_str(&format!(
+                "W p.{n} {places}\nS p.{n} {start}\nE p.{n} {}\n",
+                start + 10
+            ));
         }
         std::fs::write(state.join(RECORD), record).unwrap();
         assert!(changed_in_window(&state, &file).is_some());
@@ -393,7 +400,11 @@ mod tests {
         assert!(lines < MOST_LINES * 3 / 5, "{lines} lines");
         // The merged window keeps the old change flagged; the newer windows keep their
         // places.
-        assert!(compacted.contains(&format!("W compacted.1 {places}")), "{}", &compacted[..300]);
+        assert!(
+            compacted.contains(&format!("W compacted.1 {places}")),
+            "{}",
+            &compacted[..300]
+        );
         assert!(changed_in_window(&state, &file).is_some());
     }
 }
