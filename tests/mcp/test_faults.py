@@ -11,7 +11,7 @@ import tempfile
 import anyio
 import pytest
 
-from conftest import BIN, descriptors, eventually, server, server_pid, stdout_of, text_of
+from conftest import BIN, alive_with, descriptors, eventually, server, server_pid, stdout_of, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +124,62 @@ async def test_a_spill_directory_removed_in_the_middle_of_a_session_is_made_agai
             assert result.is_error is False, text_of(result)
         paths = [word for word in text_of(result).split() if word.startswith(spill)]
         assert paths and all(os.path.exists(path.rstrip(")")) for path in paths), text_of(result)
+
+
+def cgroups_of_agent_bash():
+    """The pids cgroups agent-bash made (one per launcher, and per call with limits of its
+    own), wherever the machine keeps them."""
+    found = set()
+    for base in ["/sys/fs/cgroup/pids/agent-bash", "/sys/fs/cgroup/agent-bash"]:
+        for dirpath, dirnames, _ in os.walk(base):
+            found.update(os.path.join(dirpath, name) for name in dirnames)
+    return found
+
+
+async def test_every_kind_of_call_gives_back_what_it_took(marker):
+    """Calls of every kind, repeated: confined calls, leftovers, jobs read and killed,
+    terminals opened and closed, refusals, a long command (whose script is a file), a
+    timeout that becomes a job. Afterwards the server holds the descriptors and threads it
+    held before, no terminal is left open on the machine, the session's directory holds
+    no script, and once the server is gone, neither processes nor cgroups are left."""
+    cgroups_before = cgroups_of_agent_bash()
+    ptys_before = len(os.listdir("/dev/pts"))
+    spill = os.path.join(tempfile.mkdtemp(prefix="spill-"), "agent-bash")
+    async with server(env={"AGENT_BASH_OUTPUT_SPILL_DIR": spill}, structured=True) as session:
+        await session.call_tool("bash", {"command": "true"})
+        pid = server_pid()
+        before = descriptors(pid), len(os.listdir(f"/proc/{pid}/task"))
+        long_command = "true " + "x" * 200_000 + f"; echo long {marker}"
+        for _ in range(5):
+            assert stdout_of(await session.call_tool("bash", {"command": "echo hi"})) == "hi"
+            await session.call_tool("bash", {"command": "sleep 0.1 & echo bg"})
+            started = await session.call_tool("bash", {"command": f"sleep {marker}", "background": True})
+            job = started.structured_content["job_id"]
+            killed = await session.call_tool("bash_kill", {"job_id": job})
+            assert killed.is_error is False, text_of(killed)
+            timed = await session.call_tool("bash", {"command": f"sleep {marker}", "timeout_secs": 1})
+            job = timed.structured_content["job_id"]
+            await session.call_tool("bash_kill", {"job_id": job})
+            opened = await session.call_tool("terminal_open", {"command": "cat"})
+            assert opened.is_error is False, text_of(opened)
+            closed = await session.call_tool("terminal_close", {"id": opened.structured_content["id"]})
+            assert closed.is_error is False, text_of(closed)
+            refused = await session.call_tool("bash", {"command": "rm -rf /"})
+            assert refused.is_error is True
+            long = await session.call_tool("bash", {"command": long_command})
+            assert f"long {marker}" in text_of(long), text_of(long)[-300:]
+        assert eventually(lambda: alive_with(marker) == [], 10), alive_with(marker)
+
+        def back():
+            return descriptors(pid) <= before[0] + 2 and len(os.listdir(f"/proc/{pid}/task")) <= before[1]
+
+        # Tokio lets an idle blocking thread go after 10 s.
+        deadline = anyio.current_time() + 30
+        while not back() and anyio.current_time() < deadline:
+            await anyio.sleep(0.2)
+        assert back(), (before, descriptors(pid), len(os.listdir(f"/proc/{pid}/task")))
+        assert len(os.listdir("/dev/pts")) <= ptys_before, os.listdir("/dev/pts")
+        files = [name for _, _, names in os.walk(spill) for name in names]
+        # A long command runs from `NNNN-command.sh`, removed once it is over.
+        assert not [name for name in files if name.endswith("-command.sh")], files
+    assert eventually(lambda: cgroups_of_agent_bash() <= cgroups_before, 10), cgroups_of_agent_bash()
