@@ -125,15 +125,31 @@ pub(crate) fn append(path: &Path, entry: &Entry<'_>) -> Result<(), String> {
         std::fs::create_dir_all(dir)
             .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .and_then(|mut file| file.write_all(&line))
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+    };
+    let written = open().and_then(|file| {
+        let mut file = file;
+        if file.metadata()?.len() + line.len() as u64 > ROTATE_BYTES {
+            // The log of a machine that runs agents for months stays bounded: the full
+            // file becomes `<name>.1` (the one before is replaced) and a new one begins.
+            let mut old = path.as_os_str().to_owned();
+            old.push(".1");
+            std::fs::rename(path, &old)?;
+            file = open()?;
+        }
+        file.write_all(&line)
+    });
+    written.map_err(|err| format!("cannot write {}: {err}", path.display()))
 }
+
+/// Past this size the log is moved aside (`append`): at most twice this is kept.
+const ROTATE_BYTES: u64 = 64 << 20;
 
 /// The default log file, in `base`, the base directory of the session directories.
 pub(crate) fn default_path(base: &Path) -> PathBuf {
@@ -182,5 +198,23 @@ mod tests {
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(civil_from_days(20_780), (2026, 11, 23));
         assert_eq!(civil_from_days(47_541), (2100, 3, 1));
+    }
+
+    #[test]
+    fn a_full_log_is_moved_aside_and_a_new_one_begins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let cwd = dir.path();
+        let entry = Entry::terminal(1, "send", "echo hi", cwd, "allow", None, true);
+        append(&path, &entry).unwrap();
+        // Grown to the limit (a sparse file: no disk spent).
+        let file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        file.set_len(ROTATE_BYTES).unwrap();
+        append(&path, &entry).unwrap();
+        let old = dir.path().join("audit.jsonl.1");
+        assert_eq!(std::fs::metadata(&old).unwrap().len(), ROTATE_BYTES);
+        let new = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(new.lines().count(), 1, "{new}");
+        assert!(new.contains(r#""command":"echo hi""#), "{new}");
     }
 }

@@ -24,6 +24,10 @@ const WRITE_BUFFER_BYTES: usize = 256 * 1024;
 /// when a session starts.
 pub(crate) const SESSION_DIR_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// How many dropped files' paths a session remembers: far more than the jobs whose reads
+/// could name them (finished jobs are evicted past `keep_finished_jobs`).
+const DROPPED_REMEMBERED: usize = 1024;
+
 /// The prefix of every session directory's name in the base.
 const SESSION_PREFIX: &str = "session-";
 
@@ -95,8 +99,11 @@ pub struct SpillDir {
     cap: u64,
     /// Bytes the session's files hold, as written.
     total: AtomicU64,
-    /// The session's files, oldest first.
+    /// The session's files not dropped, oldest first.
     files: Mutex<Vec<Arc<Kept>>>,
+    /// The paths of the files dropped last (`DROPPED_REMEMBERED` at most), for the reads
+    /// of jobs whose files they were.
+    dropped: Mutex<std::collections::VecDeque<PathBuf>>,
 }
 
 impl SpillDir {
@@ -115,6 +122,7 @@ impl SpillDir {
             cap,
             total: AtomicU64::new(0),
             files: Mutex::new(Vec::new()),
+            dropped: Mutex::new(std::collections::VecDeque::new()),
         })
     }
 
@@ -239,7 +247,7 @@ impl SpillDir {
         if total <= self.cap {
             return;
         }
-        let files = crate::lock(&self.files);
+        let mut files = crate::lock(&self.files);
         for other in files.iter() {
             if self.total.load(Ordering::Acquire) <= self.cap {
                 break;
@@ -261,14 +269,21 @@ impl SpillDir {
                 self.total.fetch_sub(size, Ordering::AcqRel);
                 self.total.fetch_add(note.len() as u64, Ordering::AcqRel);
             }
+            let mut dropped = crate::lock(&self.dropped);
+            if dropped.len() == DROPPED_REMEMBERED {
+                dropped.pop_front();
+            }
+            dropped.push_back(path);
         }
+        // A long session drops thousands of files: their entries go, so that the list
+        // (and this walk) stays as long as the files still kept.
+        files.retain(|other| !other.dropped());
     }
 
-    /// True if the file at `path` was dropped for the session cap.
+    /// True if the file at `path` was dropped for the session cap (one of the last
+    /// `DROPPED_REMEMBERED` dropped).
     pub(crate) fn was_dropped(&self, path: &Path) -> bool {
-        crate::lock(&self.files)
-            .iter()
-            .any(|kept| kept.dropped() && *crate::lock(&kept.path) == path)
+        crate::lock(&self.dropped).iter().any(|dropped| dropped == path)
     }
 
     /// What a file dropped for the session cap is said to be.
@@ -630,6 +645,22 @@ mod tests {
             assert!(spills.was_dropped(dropped.path.as_ref().unwrap()));
         }
         assert!(!spills.was_dropped(third.path.as_ref().unwrap()));
+    }
+
+    #[test]
+    fn a_long_session_keeps_entries_only_for_the_files_it_keeps() {
+        let dir = tempfile::tempdir().unwrap();
+        let spills = SpillDir::capped(dir.path().join("base"), 1000);
+        let results: Vec<SpillResult> = (0..2000)
+            .map(|n| spill(&spills, &format!("{n}.log"), 600))
+            .collect();
+        // One file of 600 bytes fits under the cap with the notes of the dropped ones.
+        assert!(crate::lock(&spills.files).len() <= 2);
+        assert_eq!(crate::lock(&spills.dropped).len(), DROPPED_REMEMBERED);
+        let path = |n: usize| results[n].path.clone().unwrap();
+        assert!(spills.was_dropped(&path(1998)));
+        assert!(!spills.was_dropped(&path(1999)), "the last file is kept");
+        assert!(!spills.was_dropped(&path(0)), "forgotten past the last {DROPPED_REMEMBERED}");
     }
 
     #[test]
