@@ -208,7 +208,10 @@ mod tests {
         let entry = Entry::terminal(1, "send", "echo hi", cwd, "allow", None, true);
         append(&path, &entry).unwrap();
         // Grown to the limit (a sparse file: no disk spent).
-        let file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         file.set_len(ROTATE_BYTES).unwrap();
         append(&path, &entry).unwrap();
         let old = dir.path().join("audit.jsonl.1");

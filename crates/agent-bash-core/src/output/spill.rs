@@ -283,7 +283,9 @@ impl SpillDir {
     /// True if the file at `path` was dropped for the session cap (one of the last
     /// `DROPPED_REMEMBERED` dropped).
     pub(crate) fn was_dropped(&self, path: &Path) -> bool {
-        crate::lock(&self.dropped).iter().any(|dropped| dropped == path)
+        crate::lock(&self.dropped)
+            .iter()
+            .any(|dropped| dropped == path)
     }
 
     /// What a file dropped for the session cap is said to be.
@@ -660,7 +662,10 @@ mod tests {
         let path = |n: usize| results[n].path.clone().unwrap();
         assert!(spills.was_dropped(&path(1998)));
         assert!(!spills.was_dropped(&path(1999)), "the last file is kept");
-        assert!(!spills.was_dropped(&path(0)), "forgotten past the last {DROPPED_REMEMBERED}");
+        assert!(
+            !spills.was_dropped(&path(0)),
+            "forgotten past the last {DROPPED_REMEMBERED}"
+        );
     }
 
     #[test]
