@@ -394,7 +394,22 @@ fn schema(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A server's calls each take and give back a few buffers of 256 KiB (pipe reads, spill
+/// writes). glibc serves such sizes from mmap at first, then raises its threshold after the
+/// first is freed and serves them from the heap, whose freed pages it keeps: 16 calls at
+/// once left the server 10 MiB larger for good. A fixed threshold keeps them mapped and
+/// unmapped: over 30,000 calls, 16 at once, the RSS at the end went from 21.7 to 16.5 MiB
+/// at the same calls per second. (musl's allocator gives large blocks back on its own.)
+fn keep_large_buffers_out_of_the_heap() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt(3) of a documented parameter, before any other thread runs.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
+    keep_large_buffers_out_of_the_heap();
     init_logging(args.verbose, args.log_file.as_deref())?;
     let mut flags = structured_flag(args.structured);
     flags.extend(args.sandbox.flags());
