@@ -449,6 +449,7 @@ const METADATA_ONLY: &[&str] = &[
 pub(crate) fn reads_secret(found: &Found) -> bool {
     found.each_form().any(|form| {
         let name = name(form);
+        let directory = archive_directory(&name, form, found.cwd.as_deref());
         let secret = |text: &str| {
             // Most words name no credential at all: cheap words first.
             const HINTS: &[&str] = &[
@@ -486,9 +487,10 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                 ".env",
                 "identity",
             ];
-            // A relative path read where an earlier `cd` went (`cd ~/.mozilla && tar c …`).
+            // A relative path read where an earlier `cd` went (`cd ~/.mozilla && tar c …`),
+            // or where the program's own directory option points (`tar -C ~ -c .aws`).
             let joined;
-            let text = match &found.cwd {
+            let text = match directory.as_deref().or(found.cwd.as_deref()) {
                 Some(dir) if !text.starts_with(['/', '~', '$', '@', '-']) => {
                     joined = format!("{dir}/{text}");
                     joined.as_str()
@@ -683,6 +685,24 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                     secret(&arg.text) || arg.text.strip_prefix("if=").is_some_and(secret)
                 }))
     })
+}
+
+/// The directory an archiver reads its operands from, when an option names one (`tar -C
+/// DIR`, `--directory=DIR`), joined to `cwd` (where an earlier `cd` went) if relative.
+fn archive_directory(name: &str, form: &[Arg], cwd: Option<&str>) -> Option<String> {
+    if !matches!(name, "tar" | "gtar" | "bsdtar") {
+        return None;
+    }
+    let dir = form.iter().enumerate().find_map(|(at, arg)| {
+        match arg.text.as_str() {
+            "-C" | "--directory" | "--cd" => form.get(at + 1).map(|value| value.text.clone()),
+            text => text.strip_prefix("--directory=").map(str::to_owned),
+        }
+    })?;
+    match cwd {
+        Some(cwd) if !dir.starts_with(['/', '~', '$']) => Some(format!("{cwd}/{dir}")),
+        _ => Some(dir),
+    }
 }
 
 /// True if `found` talks to the network raw: `nc`, `socat`, `telnet`, `openssl s_client`, or
