@@ -693,12 +693,13 @@ fn archive_directory(name: &str, form: &[Arg], cwd: Option<&str>) -> Option<Stri
     if !matches!(name, "tar" | "gtar" | "bsdtar") {
         return None;
     }
-    let dir = form.iter().enumerate().find_map(|(at, arg)| {
-        match arg.text.as_str() {
+    let dir = form
+        .iter()
+        .enumerate()
+        .find_map(|(at, arg)| match arg.text.as_str() {
             "-C" | "--directory" | "--cd" => form.get(at + 1).map(|value| value.text.clone()),
             text => text.strip_prefix("--directory=").map(str::to_owned),
-        }
-    })?;
+        })?;
     match cwd {
         Some(cwd) if !dir.starts_with(['/', '~', '$']) => Some(format!("{cwd}/{dir}")),
         _ => Some(dir),
