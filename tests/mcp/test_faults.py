@@ -72,7 +72,6 @@ def mounting():
     return ["unshare", "--mount", "--map-root-user", "--propagation", "private"]
 
 
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="util-linux's unshare is part of Debian")
 async def test_a_full_disk_under_the_spill_directory_loses_the_file_not_the_call():
     """The spill directory on a filesystem of 256 KiB: a call printing megabytes still
     shows its head and tail and says the full output could not be saved; once space is
