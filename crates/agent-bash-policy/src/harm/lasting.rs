@@ -195,9 +195,11 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     .iter()
                     .any(|place| source.starts_with(place))
             });
+            let source = operands.first().map(|source| basename(&source.text));
             written_paths(found, form).iter().any(|target| {
                 PERSISTENT_PLACES.iter().any(|place| under(target, place))
-                    || (from_scratch && shadows_a_program(target))
+                    || ((from_scratch || source.is_some_and(|source| stands_in(source, target)))
+                        && shadows_a_program(target))
             })
         }
         _ => written_paths(found, form).iter().any(|target| {
@@ -375,6 +377,36 @@ const SHADOWED: &[&str] = &[
     "gh",
     "aws",
 ];
+
+/// True if a program named `source` put at `target` would run in place of another program:
+/// `bash` as `ls`, `./evil` as `git`. Not a flavour or version of the same one (`python3`
+/// as `python`, `nvim` as `vim`, `gmake` as `make`), nor a known drop-in replacement
+/// (`podman` as `docker`), nor a name only known at run time (`$(which nvim)`).
+fn stands_in(source: &str, target: &str) -> bool {
+    const DROP_IN: &[(&str, &str)] = &[
+        ("podman", "docker"),
+        ("nerdctl", "docker"),
+        ("hub", "git"),
+        ("doas", "sudo"),
+        ("sudo-rs", "sudo"),
+        ("busybox", ""),
+        ("toybox", ""),
+        ("uutils", ""),
+        ("coreutils", ""),
+        ("dash", "sh"),
+        ("mksh", "sh"),
+        ("uv", "pip"),
+    ];
+    let target = basename(target);
+    if source.is_empty() || source.contains('$') || source.contains('`') || target.is_empty() {
+        return false;
+    }
+    let flavour = source.contains(target) || target.contains(source);
+    let drop_in = DROP_IN
+        .iter()
+        .any(|(from, to)| source == *from && (to.is_empty() || target == *to));
+    !flavour && !drop_in
+}
 
 /// True if `target` puts a program named like a common one into a `PATH` directory
 /// (`~/.local/bin/git`), where it would run instead of the real one.
