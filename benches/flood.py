@@ -31,24 +31,10 @@ import time
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from soak import server_pid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def server_pid(binary):
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            if parent == me and os.path.samefile(os.readlink(f"/proc/{entry}/exe"), binary):
-                return int(entry)
-        except (OSError, ValueError, IndexError):
-            continue
-    raise SystemExit("no server process found")
 
 
 def cpu_seconds(pid):
