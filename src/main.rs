@@ -132,6 +132,32 @@ impl SessionArgs {
         let settings = settings(&root, self.config, self.trust_project, flags)?;
         Ok((root, settings))
     }
+
+    /// As `load`, for the far side of a target (`mcp --serve-target`): the settings come
+    /// from the session that started it (`--config`), not from a user file here, and it
+    /// runs its commands here whatever they say.
+    pub(crate) fn load_as_target(
+        self,
+        mut flags: Vec<(String, toml::Value)>,
+    ) -> anyhow::Result<(PathBuf, Settings)> {
+        let root = root_or_cwd(self.root)?;
+        flags.push(flag("target", "local"));
+        let sources = Sources {
+            config_file: self.config,
+            no_user_file: true,
+            env: std::env::vars().collect(),
+            flags,
+            state_dir: agent_bash_core::sandbox::state_dir(),
+            ..Sources::default()
+        };
+        let mut settings = agent_bash_core::settings::load(&root, &sources)?;
+        for ignored in &settings.ignored {
+            tracing::warn!("{ignored}");
+        }
+        settings.config.supervisor =
+            Some(std::env::current_exe().context("cannot find this program's own path")?);
+        Ok((root, settings))
+    }
 }
 
 #[derive(Args, Debug)]
@@ -181,6 +207,18 @@ struct McpArgs {
     /// the structure instead of the text.
     #[arg(long)]
     structured: bool,
+    /// Run the commands there rather than here: `ssh://[user@]host[:port]`,
+    /// `docker://CONTAINER`, `podman://CONTAINER`, `k8s://[NAMESPACE/]POD[/CONTAINER]` or
+    /// `local` (setting `target`). agent-bash is copied there once, into a per-user cache.
+    #[arg(long, value_name = "URI")]
+    target: Option<String>,
+    /// Serve as the far side of another agent-bash's target: its policy decided on each
+    /// command already, and the user file here is not read (it starts this itself).
+    #[arg(long, hide = true)]
+    serve_target: bool,
+    /// The first id of a job or terminal (with --serve-target).
+    #[arg(long, hide = true, value_name = "N", requires = "serve_target")]
+    first_id: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -423,8 +461,20 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         };
         flags.push(flag("on_timeout", action));
     }
-    let (root, settings) = args.session.load(flags)?;
-    if settings.config.sandbox.supervised() {
+    if let Some(target) = args.target {
+        flags.push(flag("target", target));
+    }
+    let (root, mut settings) = if args.serve_target {
+        args.session.load_as_target(flags)?
+    } else {
+        args.session.load(flags)?
+    };
+    if args.serve_target {
+        settings.config.caller_decides = true;
+        settings.config.first_id = args.first_id.unwrap_or(1);
+    }
+    let far_settings = settings.for_target();
+    if settings.config.sandbox.supervised() && settings.config.target.is_local() {
         start_launcher(&settings.config);
     }
     let session = Session::new(root, settings.config)?;
@@ -437,6 +487,7 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         let stop = stop_signal()?;
         let (stdin, stdout) = agent_bash_mcp::rmcp::transport::io::stdio_pipes();
         agent_bash_mcp::Server::new(Arc::new(session))
+            .with_target_settings(far_settings)
             .serve(stdin, stdout, stop)
             .await
             .map_err(anyhow::Error::from)

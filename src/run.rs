@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use agent_bash_core::{Approval, CancellationToken, Outcome, Request, Session, Verdict, render};
+use agent_bash_mcp::{TargetRun, run_on_target};
 use anyhow::Context;
 use clap::Args;
 
@@ -66,6 +67,10 @@ pub(crate) struct RunArgs {
     /// Lines longer than this many chars are clipped.
     #[arg(long, value_name = "CHARS")]
     line_clip: Option<usize>,
+    /// Run it there rather than here: `ssh://[user@]host[:port]`, `docker://CONTAINER`,
+    /// `podman://CONTAINER` or `k8s://[NAMESPACE/]POD[/CONTAINER]` (setting `target`).
+    #[arg(long, value_name = "URI")]
+    target: Option<String>,
     /// Read the command from FILE (`-`: stdin), up to max_command_bytes (1 MiB).
     #[arg(long, short = 'f', value_name = "FILE", conflicts_with = "command")]
     file: Option<PathBuf>,
@@ -152,18 +157,25 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ("output.head_percent", args.head_percent),
         ("output.line_clip_chars", args.line_clip),
     ];
-    let flags = budget_flags
+    let mut flags: Vec<(String, toml::Value)> = budget_flags
         .into_iter()
         .filter_map(|(key, value)| value.map(|value| flag(key, int(value))))
         .chain(args.sandbox.flags())
         .collect();
+    if let Some(target) = &args.target {
+        flags.push(flag("target", target.as_str()));
+        // As here: one command, then the connection (and all it started) ends.
+        flags.push(flag("max_jobs", int(0)));
+    }
     let (root, settings) = args.session.load(flags)?;
+    let far_settings = settings.for_target();
     let mut config = settings.config;
     // One command, then exit: there is no session to keep background jobs in (a timeout
     // stops the command, and the result says why it did not go on as a job).
     config.max_jobs = 0;
     let command = command(args.command, args.file.as_deref(), config.max_command_bytes)?;
-    if config.sandbox.supervised() {
+    let elsewhere = !config.target.is_local();
+    if config.sandbox.supervised() && !elsewhere {
         crate::start_launcher(&config);
     }
     let session = Session::new(root, config)?;
@@ -177,6 +189,10 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let cancel = CancellationToken::new();
     let interrupted = on_interrupt(&cancel)?;
     let terminal = Terminal { cancel: &cancel };
+    if elsewhere {
+        let ran = run_on_target(&session, far_settings, request, &terminal, &cancel).await;
+        return on_target(ran, args.json, &interrupted);
+    }
     let finished = session.run_with(request, &cancel, None, &terminal).await?;
     let outcome = &finished.outcome;
     let printed = if args.json {
@@ -198,6 +214,40 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         finished.raw_signal,
         interrupted,
     )))
+}
+
+/// Prints what a command on a target came to and gives its exit status (`EXIT_STATUS`):
+/// as here, but a signal that killed it there is not known (its status is 1).
+fn on_target(ran: TargetRun, json: bool, interrupted: &AtomicI32) -> anyhow::Result<ExitCode> {
+    let status = match ran {
+        TargetRun::Refused(outcome) => {
+            crate::print(&if json {
+                render::json(&outcome)
+            } else {
+                render::text(&outcome)
+            })?;
+            REFUSED
+        }
+        TargetRun::Answered {
+            text, failed: true, ..
+        } => {
+            anyhow::bail!("{}", text.strip_prefix("error: ").unwrap_or(&text))
+        }
+        TargetRun::Answered {
+            text,
+            exit_code,
+            timed_out,
+            ..
+        } => {
+            crate::print(&text)?;
+            match interrupted.load(Ordering::Relaxed) {
+                0 if timed_out => TIMED_OUT,
+                0 => u8::try_from(exit_code.unwrap_or(1) & 0xff).unwrap_or(1),
+                signal => u8::try_from((128 + signal) & 0xff).unwrap_or(1),
+            }
+        }
+    };
+    Ok(ExitCode::from(status))
 }
 
 /// The exit status of a call (`EXIT_STATUS`): an interruption of agent-bash, a refusal, a

@@ -91,6 +91,20 @@ pub struct Config {
     pub supervisor: Option<PathBuf>,
     /// Terminal sessions: how many, and how long they live.
     pub terminal: TerminalConfig,
+    /// Where commands run (`target`): this machine, or an ssh host, a container or a pod.
+    pub target: crate::target::Target,
+    /// The static agent-bash copied to a target (`target_binary`); `None`: this program when
+    /// it is static, else its static build beside it.
+    pub target_binary: Option<PathBuf>,
+    /// The OpenSSH client, and options, an `ssh://` target is reached through
+    /// (`ssh_command`).
+    pub ssh_command: Vec<String>,
+    /// Not a setting: this session is the far end of another agent-bash's target, whose
+    /// policy decided on every command before sending it (`mcp --serve-target`).
+    pub caller_decides: bool,
+    /// Not a setting: the first id given to a job or a terminal. A target's server is
+    /// started again after a dropped connection with ids above the lost ones.
+    pub first_id: u64,
 }
 
 /// Terminal sessions (`terminal_open` and the rest): programs that need a terminal.
@@ -340,6 +354,11 @@ impl Default for Config {
             sandbox: crate::sandbox::SandboxConfig::default(),
             supervisor: None,
             terminal: TerminalConfig::default(),
+            target: crate::target::Target::Local,
+            target_binary: None,
+            ssh_command: vec!["ssh".into()],
+            caller_decides: false,
+            first_id: 1,
         }
     }
 }

@@ -56,6 +56,7 @@ mod request;
 pub mod sandbox;
 mod session;
 pub mod settings;
+mod target;
 mod terminal;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
@@ -74,6 +75,7 @@ pub use policy::{
 pub use process::ProcessInfo;
 pub use request::Request;
 pub use session::{Finished, Session};
+pub use target::Target;
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
     TerminalAnswer, TerminalInput, TerminalNote, TerminalOpen, TerminalState, TerminalWait,

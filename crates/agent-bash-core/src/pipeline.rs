@@ -36,7 +36,11 @@ pub(crate) async fn run(
         .map_err(|reason| Error::OutputDir { reason })?;
     session.mend_own_files()?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
-    let mut verdict = policy::check(&session.policy, &call.command);
+    let mut verdict = policy::check(
+        &session.policy,
+        &call.command,
+        session.config.caller_decides,
+    );
     let mut bounded = None;
     if verdict.bounded_by_sandbox() && session.confines_writes(call.sandbox) {
         // Its harm is to the files it picks, and the sandbox confines which it can touch.
@@ -91,6 +95,45 @@ pub(crate) async fn run(
             Err(error)
         }
     }
+}
+
+/// Step 2 alone, for a command that runs on a target: `None` when it may be sent there
+/// (allowed, or approved by the user), else its refusal, worded and recorded as a refusal
+/// here is. Nothing runs. An `ask` nobody answers is refused: the stricter sandbox it would
+/// run under instead is this machine's, not the target's.
+pub(crate) async fn judge(
+    session: &Session,
+    request: &Request,
+    approver: &impl Approver,
+) -> Option<Outcome> {
+    let verdict = policy::check(&session.policy, &request.command, false);
+    let approval = match verdict.decision {
+        Decision::Ask => approver.approve(&request.command, &verdict).await,
+        Decision::Allow | Decision::Deny => Approval::NotAsked,
+    };
+    let refused = match verdict.decision {
+        Decision::Allow => false,
+        Decision::Ask => approval != Approval::Approved,
+        Decision::Deny => true,
+    };
+    if !refused {
+        return None;
+    }
+    // The cwd is a path on the target: named as given, never looked up here.
+    let call = Call {
+        command: request.command.clone(),
+        cwd: request.cwd.clone().unwrap_or_else(|| session.root.clone()),
+        timeout: request.timeout_secs.map_or(
+            session.config.default_timeout,
+            std::time::Duration::from_secs,
+        ),
+        timeout_clamped_from: None,
+        timeout_named: request.timeout_secs.is_some(),
+        background: request.background,
+        description: request.description.clone(),
+        sandbox: (None, None),
+    };
+    Some(refuse(session, &call, &verdict, approval).outcome)
 }
 
 /// What a result says first of how a command the policy asked about ran without anyone

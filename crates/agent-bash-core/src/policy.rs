@@ -61,8 +61,18 @@ impl Approver for NoApprover {
     }
 }
 
-/// The pipeline's one parse of a call's command.
-pub(crate) fn check(policy: &Policy, command: &str) -> Verdict {
+/// The pipeline's one parse of a call's command. When the caller decided (this session is
+/// another agent-bash's target, whose policy allowed the command, or its user approved it,
+/// before sending it), the command is allowed without a second look.
+pub(crate) fn check(policy: &Policy, command: &str, caller_decided: bool) -> Verdict {
+    if caller_decided {
+        return Verdict {
+            decision: Decision::Allow,
+            segments: Vec::new(),
+            reason: Some("decided by the agent-bash that sent it".into()),
+            rule: None,
+        };
+    }
     #[cfg(test)]
     CHECKS.with(|checks| checks.set(checks.get() + 1));
     policy.check(command)

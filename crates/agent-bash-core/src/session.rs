@@ -144,6 +144,7 @@ impl Session {
             (true, Some(path)) => AuditLog::At(root.join(path)),
             (true, None) => AuditLog::InBase,
         };
+        let first_id = config.first_id;
         let mut session = Session {
             root,
             env,
@@ -156,10 +157,10 @@ impl Session {
             config,
             calls: AtomicU64::new(0),
             leftovers: Mutex::new(Vec::new()),
-            jobs: Jobs::default(),
+            jobs: Jobs::numbered_from(first_id),
             sandboxing: OnceLock::new(),
             supervising: OnceLock::new(),
-            terminals: Terminals::default(),
+            terminals: Terminals::numbered_from(first_id),
             sandbox_notice: Mutex::new(None),
             windows: sandbox::Windows::new(sandbox::state_dir()),
         };
@@ -409,6 +410,14 @@ impl Session {
     /// The configuration the session was made with.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The policy's decision on `request`'s command, for a command that runs on a target
+    /// rather than here: `None` when it may be sent (allowed, or approved through
+    /// `approver`), else the outcome of its refusal, as `run_with` would answer it. Runs
+    /// nothing; the cwd is not looked up (it is a path on the target).
+    pub async fn judge(&self, request: &Request, approver: &impl Approver) -> Option<Outcome> {
+        crate::pipeline::judge(self, request, approver).await
     }
 
     /// The policy's decision on `command`, with every simple command it found. Runs

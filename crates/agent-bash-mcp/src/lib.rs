@@ -25,9 +25,11 @@
 mod args;
 mod reply;
 mod server;
+mod target;
 mod tools;
 
 /// The MCP implementation the server is built on, for its transports and `QuitReason`.
 pub use rmcp;
 pub use server::Server;
+pub use target::{TargetRun, run_on_target};
 pub use tools::{Format, definitions};

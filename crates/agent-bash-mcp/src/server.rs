@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
 use crate::reply::Shape;
+use crate::target::{Caller, Remote};
 use crate::{args, reply, tools};
 
 /// The MCP face of one session. Cheap to clone; clones share the session.
@@ -37,6 +38,8 @@ pub struct Server {
     /// Cancelled when the server shuts down: stops every call's command.
     shutdown: CancellationToken,
     calls: TaskTracker,
+    /// The target the tools are served from, when it is not this machine.
+    remote: Option<Arc<Remote>>,
 }
 
 impl Server {
@@ -44,13 +47,27 @@ impl Server {
     /// and configuration (the limits their descriptions and schemas state).
     pub fn new(session: Arc<Session>) -> Server {
         let tools = tools::all(session.root(), session.config());
+        let remote = (!session.config().target.is_local())
+            .then(|| Arc::new(Remote::new(session.config(), String::new())));
         Server {
             shape: Shape::new(session.config().mcp.structured),
             session,
             tools: Arc::new(tools),
             shutdown: CancellationToken::new(),
             calls: TaskTracker::new(),
+            remote,
         }
+    }
+
+    /// The settings agent-bash on the session's target runs with: a settings file's text
+    /// (`Settings::for_target`). Without them it runs with its defaults. Nothing to do for a
+    /// session that runs its commands here.
+    #[must_use]
+    pub fn with_target_settings(mut self, settings: String) -> Server {
+        if self.remote.is_some() {
+            self.remote = Some(Arc::new(Remote::new(self.session.config(), settings)));
+        }
+        self
     }
 
     /// Serves MCP over `reader`/`writer` (stdin/stdout for a stdio server) until the
@@ -72,6 +89,7 @@ impl Server {
         let shutdown = self.shutdown.clone();
         let calls = self.calls.clone();
         let session = self.session.clone();
+        let remote = self.remote.clone();
         let stop_bound = session.stop_bound();
         // EOF on the client's stream stops the commands at once, rather than after rmcp's
         // wait for in-flight responses nobody will read.
@@ -113,6 +131,9 @@ impl Server {
             tracing::warn!("calls still running at exit; their process groups are killed");
         }
         session.kill_all();
+        if let Some(remote) = remote {
+            remote.close().await;
+        }
         tracing::info!(?quit, "stopped");
         quit
     }
@@ -122,6 +143,9 @@ impl Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
+        if let Some(remote) = &self.remote {
+            return self.forward(remote, request, &context).await;
+        }
         let arguments = request.arguments.as_ref();
         match request.name.as_ref() {
             tools::BASH => self.bash(request.arguments.as_ref(), context).await,
@@ -166,14 +190,97 @@ impl Server {
             | tools::TERMINAL_SEND
             | tools::TERMINAL_VIEW
             | tools::TERMINAL_CLOSE => self.terminal(&request.name, arguments, &context).await,
-            name => {
-                let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
-                reply::refusal(&format!(
-                    "no tool named `{name}`; this server has {}",
-                    known.join(", ")
-                ))
-            }
+            name => self.unknown_tool(name),
         }
+    }
+
+    fn unknown_tool(&self, name: &str) -> CallToolResult {
+        let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
+        reply::refusal(&format!(
+            "no tool named `{name}`; this server has {}",
+            known.join(", ")
+        ))
+    }
+
+    /// A call served by the session's target. Its arguments are read here first (a
+    /// mistake is answered without a round trip), and the policy decides here on the
+    /// commands of `bash` and `terminal_open` before anything is sent.
+    async fn forward(
+        &self,
+        remote: &Remote,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let arguments = request.arguments.as_ref();
+        let config = self.session.config();
+        let cancel = self.shutdown.child_token();
+        let asker = Elicitation {
+            peer: &context.peer,
+            cancel: &cancel,
+        };
+        let secs = Duration::from_secs;
+        // The id the call names, and the longest it may take by its own arguments.
+        let checked: Result<(Option<u64>, Duration), String> = match request.name.as_ref() {
+            tools::BASH => match args::bash(arguments) {
+                Ok(call) => {
+                    if let Some(refused) = self.session.judge(&call.request, &asker).await {
+                        return reply::outcome(&refused, self.shape).await;
+                    }
+                    let timeout = call
+                        .request
+                        .timeout_secs
+                        .map_or(config.default_timeout, secs)
+                        .min(config.max_timeout);
+                    Ok((None, timeout + config.kill_grace + config.io_drain))
+                }
+                Err(message) => Err(message),
+            },
+            tools::OUTPUT => args::output(arguments)
+                .map(|call| (Some(call.job_id), secs(call.wait_secs).min(config.max_wait))),
+            tools::KILL => args::kill(arguments).map(|call| (Some(call.job_id), config.kill_grace)),
+            tools::JOBS => args::jobs(arguments).map(|()| (None, Duration::ZERO)),
+            tools::TERMINAL_OPEN => match args::terminal_open(arguments) {
+                Ok(open) => {
+                    let command = open.command.unwrap_or_default();
+                    let mut request = agent_bash_core::Request::new(command);
+                    request.cwd = open.cwd;
+                    // Without a command it is an interactive bash, whose lines are checked
+                    // as they are typed (on the target: only it knows the prompt).
+                    if !request.command.is_empty()
+                        && let Some(refused) = self.session.judge(&request, &asker).await
+                    {
+                        return reply::outcome(&refused, self.shape).await;
+                    }
+                    Ok((None, config.max_wait))
+                }
+                Err(message) => Err(message),
+            },
+            tools::TERMINAL_SEND => {
+                args::terminal_send(arguments).map(|(id, _)| (Some(id), config.max_wait))
+            }
+            tools::TERMINAL_VIEW => {
+                args::terminal_view(arguments).map(|(id, _)| (Some(id), config.max_wait))
+            }
+            tools::TERMINAL_CLOSE => {
+                args::terminal_close(arguments).map(|id| (Some(id), config.kill_grace))
+            }
+            name => return self.unknown_tool(name),
+        };
+        let (named_id, longest) = match checked {
+            Ok(checked) => checked,
+            Err(message) => return reply::refusal(&message),
+        };
+        let caller = Caller {
+            peer: Some(&context.peer),
+            progress: context.meta.get_progress_token(),
+            cancelled: &context.ct,
+            shutdown: &self.shutdown,
+        };
+        let mut result = remote.call(request, named_id, longest, &caller).await;
+        if self.shape == Shape::Text {
+            result.structured_content = None;
+        }
+        result
     }
 
     async fn bash(

@@ -200,6 +200,8 @@ pub(crate) struct Jobs {
     table: Mutex<BTreeMap<u64, Arc<Job>>>,
     /// The last id handed out.
     last_id: AtomicU64,
+    /// The first id handed out (`Config::first_id`; 0 stands for 1).
+    first_id: u64,
     /// Reservations not yet started or given back: they count against the limit.
     starting: AtomicUsize,
     /// Jobs that ended and whose end no result has mentioned yet.
@@ -250,6 +252,15 @@ pub(crate) struct Start<'a> {
 }
 
 impl Jobs {
+    /// No jobs yet; the first one will have the id `first` (at least 1).
+    pub(crate) fn numbered_from(first: u64) -> Jobs {
+        let first = first.max(1);
+        let mut jobs = Jobs::default();
+        jobs.last_id.store(first - 1, Ordering::Relaxed);
+        jobs.first_id = first;
+        jobs
+    }
+
     /// A place for one more job, if fewer than `max` jobs are running or about to start.
     /// Its id is new in this session (ids start at 1). Dropping the reservation unused
     /// gives the place back.
@@ -330,7 +341,7 @@ impl Jobs {
             return Ok(job.clone());
         }
         // Ids are never reused: one handed out, started and gone was evicted.
-        let handed_out = id >= 1 && id <= self.last_id.load(Ordering::Relaxed);
+        let handed_out = id >= self.first_id.max(1) && id <= self.last_id.load(Ordering::Relaxed);
         if handed_out && !lock(&self.never_started).contains(&id) {
             return Err(Error::EvictedJob {
                 id,

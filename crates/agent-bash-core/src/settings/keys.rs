@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
 use crate::render::decision_name;
 use crate::sandbox::SandboxMode;
+use crate::target::Target;
 use agent_bash_policy::{Decision, Policy};
 
 /// How the values of several layers combine.
@@ -273,6 +274,38 @@ pub const SETTINGS: &[Setting] = &[
         |c| int(c.max_command_bytes),
     )
     .checked_as(&["max_command_bytes"]),
+    Setting::new(
+        "target",
+        Scalar,
+        "where commands run: `local`, `ssh://[user@]host[:port]`, `docker://CONTAINER`, `podman://CONTAINER` or `k8s://[NAMESPACE/]POD[/CONTAINER]`",
+        |c, v| {
+            let uri: String = v.get()?;
+            c.target = Target::parse(&uri).map_err(Problem::new)?;
+            Ok(())
+        },
+        |c| Value::String(c.target.to_string()),
+    ),
+    Setting::new(
+        "target_binary",
+        Scalar,
+        "the static (musl) agent-bash copied to a target",
+        |c, v| v.get().map(|path| c.target_binary = Some(path)),
+        |c| path_or(c.target_binary.as_ref(), String::new),
+    )
+    .computed(|| "this program when it is static, else agent-bash-<arch>-unknown-linux-musl beside it or its cargo build".into()),
+    Setting::new(
+        "ssh_command",
+        Scalar,
+        "the OpenSSH client an `ssh://` target is reached through, with options (`ssh -F ~/.ssh/agents.conf`)",
+        |c, v| {
+            let line: String = v.get()?;
+            c.ssh_command = shlex::split(&line)
+                .filter(|words| !words.is_empty())
+                .ok_or_else(|| Problem::new("must be a program and its options, quoted as in a shell"))?;
+            Ok(())
+        },
+        |c| Value::String(shlex::try_join(c.ssh_command.iter().map(String::as_str)).unwrap_or_default()),
+    ),
     Setting::new(
         "output.budget_bytes",
         Scalar,

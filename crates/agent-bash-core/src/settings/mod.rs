@@ -106,6 +106,49 @@ pub struct Settings {
     pub ignored: Vec<Ignored>,
 }
 
+/// Keys whose values name this machine's paths, its trust or its target: left out of the
+/// settings agent-bash on a target runs with (`Settings::for_target`).
+pub const HERE_ONLY: &[&str] = &[
+    "target",
+    "target_binary",
+    "ssh_command",
+    "trust",
+    "bash",
+    "output.spill_dir",
+    "audit.path",
+    "sandbox.writable",
+    "sandbox.sockets",
+];
+
+impl Settings {
+    /// The settings file (TOML) that agent-bash on this session's target runs with: every
+    /// value set here except those of `HERE_ONLY`, and structured results (the session
+    /// reads job and terminal ids from them; its own client gets the shape it asked for).
+    pub fn for_target(&self) -> String {
+        let mut values = self.values.clone();
+        for key in HERE_ONLY {
+            let mut parts: Vec<&str> = key.split('.').collect();
+            let Some(last) = parts.pop() else { continue };
+            let mut table = Some(&mut values);
+            for part in parts {
+                table = table
+                    .and_then(|t| t.get_mut(part))
+                    .and_then(Value::as_table_mut);
+            }
+            if let Some(table) = table {
+                table.remove(last);
+            }
+        }
+        let mcp = values
+            .entry("mcp")
+            .or_insert_with(|| Value::Table(Table::new()));
+        if let Some(mcp) = mcp.as_table_mut() {
+            mcp.insert("structured".into(), Value::Boolean(true));
+        }
+        toml::to_string(&values).unwrap_or_default()
+    }
+}
+
 /// The environment variable that sets `key`.
 pub fn env_name(key: &str) -> String {
     format!("{ENV_PREFIX}{}", key.replace('.', "_").to_ascii_uppercase())

@@ -119,6 +119,9 @@ fn admit(key: &str) -> Admit {
         "secrets.ignore_names" => Admit::Never("it would let secret values through"),
         "policy.disable" => Admit::Never("it switches built-in protections off"),
         "trust.roots" => Admit::Never("a project cannot trust itself"),
+        "target" | "target_binary" | "ssh_command" => {
+            Admit::Never("it chooses where commands run and what runs there")
+        }
         _ => Admit::Never("an untrusted project may only tighten settings"),
     }
 }
@@ -355,6 +358,13 @@ mod tests {
             "max_command_bytes",
             Some("max_command_bytes = 1000"),
             Some("max_command_bytes = 2000000"),
+        ),
+        ("target", None, Some("target = \"ssh://elsewhere\"")),
+        ("target_binary", None, Some("target_binary = \"/tmp/evil\"")),
+        (
+            "ssh_command",
+            None,
+            Some("ssh_command = \"ssh -oProxyCommand=evil\""),
         ),
         (
             "output.budget_bytes",

@@ -314,6 +314,13 @@ impl Until {
 }
 
 impl Terminals {
+    /// No terminals yet; the first one will have the id `first` (at least 1).
+    pub(crate) fn numbered_from(first: u64) -> Terminals {
+        let terminals = Terminals::default();
+        terminals.last_id.store(first.max(1) - 1, Ordering::Relaxed);
+        terminals
+    }
+
     /// The terminal `id`.
     fn get(&self, id: u64) -> Result<Arc<Terminal>, Error> {
         let table = lock(&self.table);
@@ -347,7 +354,14 @@ impl Terminals {
         let max_age = open.timeout_secs.map_or(max_age, |secs| {
             Duration::from_secs(secs.max(1)).min(max_age)
         });
-        let checked = check(session, &call.command, approver).await;
+        // Sent from another agent-bash whose policy decided it already (`caller_decides`).
+        let checked = check(
+            session,
+            &call.command,
+            approver,
+            session.config.caller_decides,
+        )
+        .await;
         if let Some(refusal) = checked.refusal.clone() {
             record(
                 session,
@@ -480,7 +494,9 @@ impl Terminals {
         let at_prompt = terminal.at_shell_prompt();
         let (lines, rest) = shell_lines(&typed, &input);
         let checked = match (at_prompt, lines.is_empty()) {
-            (true, false) => Some(check(session, &lines.join("\n"), approver).await),
+            // Always checked here, target or not: only this side knows what is a line
+            // typed at a shell prompt.
+            (true, false) => Some(check(session, &lines.join("\n"), approver, false).await),
             _ => None,
         };
         let unchecked = Checked::unchecked();
@@ -982,8 +998,13 @@ impl Checked {
 
 /// The policy's decision on `command` (one parse; `ask` goes to `approver`), and the
 /// refusal when it may not run.
-async fn check(session: &Session, command: &str, approver: &impl Approver) -> Checked {
-    let verdict = policy::check(&session.policy, command);
+async fn check(
+    session: &Session,
+    command: &str,
+    approver: &impl Approver,
+    caller_decided: bool,
+) -> Checked {
+    let verdict = policy::check(&session.policy, command, caller_decided);
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(command, &verdict).await,
         Decision::Allow | Decision::Deny => Approval::NotAsked,
