@@ -1,0 +1,267 @@
+"""Execution targets through the official client, against real engines on this machine: an
+OpenSSH server on loopback and a private Docker daemon (scripts/target-engines starts both
+for this module and stops them after), and a kubectl stand-in that maps `kubectl exec` to
+`docker exec`. The far side is the static (musl) agent-bash, copied there by the server."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+
+import anyio
+import pytest
+
+from conftest import BIN, ROOT, alive_with, eventually, server, server_pid, stdout_of, text_of
+
+pytestmark = pytest.mark.anyio
+
+SSH = "ssh://agent-bash-test"
+
+
+def is_static(path):
+    out = subprocess.run(["readelf", "-l", path], capture_output=True, text=True).stdout
+    return "program interpreter" not in out
+
+
+@pytest.fixture(scope="module")
+def engines():
+    """sshd and dockerd for this module (scripts/target-engines), and the static agent-bash
+    the targets get: this server itself when it is static, else the musl build beside it,
+    stripped of its debug information (a test copies it into several containers)."""
+    scratch = tempfile.mkdtemp(prefix="engines-")
+    base = tempfile.mkdtemp(prefix="targets-")
+    engines_dir = os.path.join(base, "engines")
+    started = subprocess.run(
+        [str(ROOT / "scripts" / "target-engines"), "start", engines_dir],
+        capture_output=True, text=True, timeout=600,
+    )
+    try:
+        assert started.returncode == 0, started.stderr[-4000:]
+        env = {}
+        with open(os.path.join(engines_dir, "env")) as f:
+            for line in f:
+                name, _, value = line.removeprefix("export ").strip().partition("=")
+                env[name] = os.path.expandvars(value.strip("'\""))
+        musl = BIN if is_static(BIN) else str(
+            ROOT / "target" / "x86_64-unknown-linux-musl" / "debug" / "agent-bash")
+        assert os.path.exists(musl), f"{musl}: scripts/test builds it (scripts/musl --debug --build-only)"
+        payload = os.path.join(scratch, "agent-bash-static")
+        subprocess.run(["strip", "-o", payload, musl], check=True)
+        env["PAYLOAD"] = payload
+        yield env
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "target-engines"), "stop", engines_dir],
+                       capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def server_env(engines, **more):
+    """The server's environment: the engines' (DOCKER_HOST, PATH with kubectl), the ssh
+    config of the test sshd, and the payload."""
+    env = {
+        "DOCKER_HOST": engines["DOCKER_HOST"],
+        "PATH": engines["PATH"],
+        "AGENT_BASH_SSH_COMMAND": f"ssh -F {engines['TARGET_SSH_CONFIG']}",
+        "AGENT_BASH_TARGET_BINARY": engines["PAYLOAD"],
+    }
+    env.update(more)
+    return env
+
+
+def docker(engines, *args, check=True):
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "DOCKER_HOST": engines["DOCKER_HOST"]}, check=check)
+
+
+@pytest.fixture
+def container(engines):
+    """A running container of the test image, removed after the test."""
+    name = f"abt-{uuid.uuid4().hex[:10]}"
+    docker(engines, "run", "-d", "--network", "none", "--name", name,
+           "-e", "DEPLOY_TOKEN=tok-7f3a9c2e5b8d4a1f", engines["TARGET_IMAGE"], "/bin/sleep", "100000")
+    yield name
+    docker(engines, "rm", "-f", name, check=False)
+
+
+def in_container(engines, name, command):
+    return docker(engines, "exec", name, "/bin/sh", "-c", command, check=False).stdout
+
+
+def channel_programs(pid, program):
+    """Children of the server running `program` (its target channels)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode()
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and os.path.basename(argv0) == program:
+            found.append(int(entry))
+    return found
+
+
+async def test_an_ssh_target_runs_there_over_one_connection_and_says_so(engines):
+    async with server(extra_args=["--target", SSH], env=server_env(engines)) as session:
+        first = await session.call_tool("bash", {"command": "echo hi; echo \"[$SSH_CONNECTION]\""})
+        text = text_of(first)
+        assert not first.is_error, text
+        lines = stdout_of(first).split("\n")
+        assert lines[0] == "hi" and lines[1] not in ("[]", ""), text
+        assert f"[on {SSH}]" in text, text
+        for _ in range(5):
+            again = await session.call_tool("bash", {"command": "echo again"})
+            assert stdout_of(again) == "again", text_of(again)
+        # One connection for the session, not one per call.
+        assert len(channel_programs(server_pid(), "ssh")) == 1
+        # The copy sits in a private cache, checked by its hash.
+        cache = await session.call_tool(
+            "bash", {"command": "cd \"${XDG_CACHE_HOME:-$HOME/.cache}\"/agent-bash/*/ && stat -c '%a %s' . agent-bash && sha256sum agent-bash"})
+        shown = stdout_of(cache).split("\n")
+        assert shown[0].startswith("700 ") and shown[1] == f"700 {os.path.getsize(engines['PAYLOAD'])}", shown
+        digest = subprocess.run(["sha256sum", engines["PAYLOAD"]], capture_output=True, text=True).stdout.split()[0]
+        assert shown[2].split()[0] == digest
+
+
+async def test_a_docker_target_runs_inside_the_container_with_its_secrets_redacted(engines, container):
+    target = f"docker://{container}"
+    async with server(extra_args=["--target", target], env=server_env(engines)) as session:
+        result = await session.call_tool("bash", {"command": "cat /etc/os-release; echo token=$DEPLOY_TOKEN"})
+        text = text_of(result)
+        assert "ID=agent-bash-test" in text, text
+        assert f"[on {target}]" in text, text
+        # A secret of the container's environment, not of this machine's, is redacted.
+        assert "tok-7f3a9c2e5b8d4a1f" not in text, text
+        # Big output: bounded text, the whole stream in a spill file on the target.
+        big = await session.call_tool("bash", {"command": "seq 1 300000"})
+        big_text = text_of(big)
+        assert len(big_text) < 40_000, len(big_text)
+        spill = [word for word in big_text.split() if word.startswith("/") and "agent-bash" in word]
+        assert spill, big_text[-2000:]
+        path = spill[0].rstrip(")").rstrip(".")
+        assert in_container(engines, container, f"wc -l < {path}").strip() == "300000"
+        assert not os.path.exists(path) or "/tmp/" not in path
+
+
+async def test_the_policy_decides_here_before_anything_is_sent(engines):
+    # The host does not exist: a refusal that came from the policy cannot have gone there.
+    async with server(extra_args=["--target", "ssh://no-such-host.invalid"], env=server_env(engines)) as session:
+        denied = await session.call_tool("bash", {"command": "rm -rf ~"})
+        text = text_of(denied)
+        assert "refused" in text.lower() or "denied" in text.lower(), text
+        assert "cannot reach" not in text, text
+        unreachable = await session.call_tool("bash", {"command": "echo hi"})
+        text = text_of(unreachable)
+        assert unreachable.is_error and "cannot reach ssh://no-such-host.invalid" in text, text
+        assert "no-such-host.invalid" in text.split("said:")[-1], text
+
+
+async def test_a_refused_key_and_a_stopped_container_are_clear_errors_and_the_server_serves_on(engines, container):
+    async with server(extra_args=["--target", "ssh://agent-bash-test-badkey"], env=server_env(engines)) as session:
+        refused = await session.call_tool("bash", {"command": "echo hi"})
+        assert refused.is_error and "Permission denied" in text_of(refused), text_of(refused)
+        jobs = await session.call_tool("bash_jobs", {})
+        assert jobs.is_error and "cannot reach" in text_of(jobs)
+    docker(engines, "stop", "-t", "0", container)
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines)) as session:
+        stopped = await session.call_tool("bash", {"command": "echo hi"})
+        assert stopped.is_error and "is not running" in text_of(stopped), text_of(stopped)
+        docker(engines, "start", container)
+        back = await session.call_tool("bash", {"command": "echo back"})
+        assert stdout_of(back) == "back", text_of(back)
+
+
+async def test_a_connection_dropped_mid_call_kills_the_tree_there_and_the_next_call_reconnects(engines, container, marker):
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines)) as session:
+        job = await session.call_tool("bash", {"command": f"sleep {marker}", "background": True})
+        assert "background job 1" in text_of(job), text_of(job)
+        answers = []
+
+        async def long_call():
+            answers.append(await session.call_tool("bash", {"command": f"sleep {marker}; echo never"}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(long_call)
+            # Polled without blocking the loop: the call above must get sent meanwhile.
+            def sleeping():
+                lines = in_container(engines, container, "ps -o pid,args").split("\n")
+                return [line for line in lines if line.split(None, 1)[1:] == [f"sleep {marker}"]]
+
+            with anyio.move_on_after(10):
+                while len(sleeping()) != 2:
+                    await anyio.sleep(0.05)
+            assert len(sleeping()) == 2, (sleeping(), answers and text_of(answers[0]))
+            for pid in channel_programs(server_pid(), "docker"):
+                os.kill(pid, 9)
+        text = text_of(answers[0])
+        assert answers[0].is_error and "dropped during the call" in text, text
+        # Everything agent-bash started there is gone within 5 s.
+        assert eventually(lambda: f"sleep {marker}" not in in_container(engines, container, "ps"), 5)
+        again = await session.call_tool("bash", {"command": "echo again"})
+        assert stdout_of(again) == "again", text_of(again)
+        lost = await session.call_tool("bash_output", {"job_id": 1})
+        assert lost.is_error and "lost with an earlier connection" in text_of(lost), text_of(lost)
+        # New ids go on from the old ones.
+        job = await session.call_tool("bash", {"command": "sleep 0.2; echo done", "background": True})
+        assert "background job 2" in text_of(job), text_of(job)
+
+
+async def test_jobs_terminals_and_progress_work_through_a_target(engines, container):
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines)) as session:
+        slow = await session.call_tool("bash", {"command": "sleep 2.5; echo slept"},
+                                       progress_callback=on_progress)
+        assert stdout_of(slow) == "slept" and progress, (text_of(slow), progress)
+        job = await session.call_tool("bash", {"command": "sleep 0.3; echo from-job", "background": True})
+        assert "background job 1" in text_of(job), text_of(job)
+        read = await session.call_tool("bash_output", {"job_id": 1, "wait_secs": 10})
+        assert "from-job" in text_of(read), text_of(read)
+        opened = await session.call_tool("terminal_open", {})
+        assert not opened.is_error, text_of(opened)
+        sent = await session.call_tool("terminal_send", {"id": 1, "text": "echo $((6*7))\n"})
+        assert "42" in text_of(sent), text_of(sent)
+        closed = await session.call_tool("terminal_close", {"id": 1})
+        assert not closed.is_error, text_of(closed)
+
+
+async def test_a_daemon_started_through_an_ssh_target_is_gone_when_the_session_ends(engines, marker):
+    async with server(extra_args=["--target", SSH], env=server_env(engines)) as session:
+        started = await session.call_tool("bash", {"command": f"setsid -f sleep {marker}; echo started"})
+        assert stdout_of(started) == "started", text_of(started)
+        # The ssh target is this machine: the daemon is visible here.
+        assert eventually(lambda: alive_with(f"sleep {marker}"), 5)
+    assert eventually(lambda: not alive_with(f"sleep {marker}"), 5), alive_with(f"sleep {marker}")
+
+
+async def test_a_pod_target_goes_through_kubectl_exec(engines, container):
+    log = os.path.join(tempfile.mkdtemp(), "kubectl.log")
+    env = server_env(engines, KUBECTL_STANDIN_LOG=log)
+    target = f"k8s://team/{container}/main"
+    async with server(extra_args=["--target", target], env=env) as session:
+        result = await session.call_tool("bash", {"command": "grep ^ID= /etc/os-release"})
+        assert stdout_of(result) == "ID=agent-bash-test", text_of(result)
+        assert f"[on {target}]" in text_of(result)
+    with open(log) as f:
+        argv = f.readline().split(" ")
+    assert argv[:8] == ["exec", "-i", "-n", "team", container, "-c", "main", "--"], argv
+    assert argv[8:10] == ["sh", "-c"], argv
+
+
+async def test_an_untrusted_project_cannot_send_commands_elsewhere(engines):
+    root = tempfile.mkdtemp()
+    with open(os.path.join(root, ".agent-bash.toml"), "w") as f:
+        f.write('target = "ssh://agent-bash-test"\nssh_command = "ssh -oProxyCommand=evil"\n')
+    async with server(root=root, env=server_env(engines)) as session:
+        result = await session.call_tool("bash", {"command": "echo here"})
+        text = text_of(result)
+        assert stdout_of(result) == "here" and "[on " not in text, text
