@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use crate::support::{
-    agent_bash, alive_with, eventually, fx, json, json_with, marker, n, quoted_apart, text,
+    agent_bash, agent_bash_env, alive_with, eventually, fx, json, json_with, marker, n, quoted_apart,
+    text,
 };
 
 #[test]
@@ -215,4 +216,24 @@ fn processes_that_moved_to_their_own_group_are_still_found_and_stopped() {
     assert_eq!(result["timed_out"], true);
     // The call returns once the tree is gone: no waiting here.
     assert_eq!(alive_with(&mark), Vec::<i32>::new(), "survived the timeout");
+}
+
+/// Debian's bash sources ~/.bashrc for `bash -c` when it thinks sshd started it (SSH_CLIENT)
+/// at the top level (SHLVL 0): a server run over ssh, as a target's far side is, must not
+/// make every command read the user's rc file.
+#[test]
+fn a_server_started_by_sshd_does_not_make_commands_read_the_rc_file() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".bashrc"), "echo RC-WAS-READ\n").unwrap();
+    let home = home.path().to_str().unwrap();
+    let env = [("HOME", home), ("SSH_CLIENT", "127.0.0.1 50000 22"), ("SHLVL", "0")];
+    // The fixture is sound: such a bash does read it.
+    let direct = std::process::Command::new("bash")
+        .args(["-c", "echo ran"])
+        .envs(env)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&direct.stdout), "RC-WAS-READ\nran\n");
+    let run = agent_bash_env(&["run", "--", "echo ran; echo level=$SHLVL"], &env);
+    assert!(run.stdout.starts_with("ran\nlevel=2\n"), "{}", run.stdout);
 }

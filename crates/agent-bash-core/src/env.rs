@@ -32,5 +32,16 @@ pub(crate) fn noninteractive(failing_program: &str) -> Vec<(&'static str, String
     // git and ssh run an askpass program for passwords; one that fails answers "no" at once.
     vars.push(("GIT_ASKPASS", failing_program.to_string()));
     vars.push(("SSH_ASKPASS", failing_program.to_string()));
+    // Debian's bash reads ~/.bashrc even for `bash -c` when it believes sshd started it
+    // (SSH_CLIENT set) and it is a top-level shell (SHLVL below 1 before its own
+    // increment). A server started over ssh (a target's far side) would then run the
+    // user's rc file before every command: 90 ms of `pyenv init` a call, measured. At
+    // least 1 makes each command's bash a nested shell, which reads no rc file.
+    let level = std::env::var("SHLVL")
+        .ok()
+        .and_then(|level| level.parse::<u32>().ok())
+        .unwrap_or(0)
+        .max(1);
+    vars.push(("SHLVL", level.to_string()));
     vars
 }
