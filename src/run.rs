@@ -235,11 +235,15 @@ fn on_target(ran: TargetRun, json: bool, interrupted: &AtomicI32) -> anyhow::Res
         }
         TargetRun::Answered {
             text,
+            structured,
             exit_code,
             timed_out,
             ..
         } => {
-            crate::print(&text)?;
+            match structured.filter(|_| json) {
+                Some(fields) => crate::print(&format!("{fields:#}"))?,
+                None => crate::print(&text)?,
+            }
             match interrupted.load(Ordering::Relaxed) {
                 0 if timed_out => TIMED_OUT,
                 0 => u8::try_from(exit_code.unwrap_or(1) & 0xff).unwrap_or(1),

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::support::{
-    agent_bash, agent_bash_env, alive_with, eventually, fx, json, json_with, marker, n, quoted_apart,
-    text,
+    agent_bash, agent_bash_env, alive_with, eventually, fx, json, json_with, marker, n,
+    quoted_apart, text,
 };
 
 #[test]
@@ -226,14 +226,21 @@ fn a_server_started_by_sshd_does_not_make_commands_read_the_rc_file() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join(".bashrc"), "echo RC-WAS-READ\n").unwrap();
     let home = home.path().to_str().unwrap();
-    let env = [("HOME", home), ("SSH_CLIENT", "127.0.0.1 50000 22"), ("SHLVL", "0")];
+    let env = [
+        ("HOME", home),
+        ("SSH_CLIENT", "127.0.0.1 50000 22"),
+        ("SHLVL", "0"),
+    ];
     // The fixture is sound: such a bash does read it.
     let direct = std::process::Command::new("bash")
         .args(["-c", "echo ran"])
         .envs(env)
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&direct.stdout), "RC-WAS-READ\nran\n");
+    assert_eq!(
+        String::from_utf8_lossy(&direct.stdout),
+        "RC-WAS-READ\nran\n"
+    );
     let run = agent_bash_env(&["run", "--", "echo ran; echo level=$SHLVL"], &env);
     assert!(run.stdout.starts_with("ran\nlevel=2\n"), "{}", run.stdout);
 }

@@ -3,6 +3,7 @@ OpenSSH server on loopback and a private Docker daemon (scripts/target-engines s
 for this module and stops them after), and a kubectl stand-in that maps `kubectl exec` to
 `docker exec`. The far side is the static (musl) agent-bash, copied there by the server."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -265,3 +266,77 @@ async def test_an_untrusted_project_cannot_send_commands_elsewhere(engines):
         result = await session.call_tool("bash", {"command": "echo here"})
         text = text_of(result)
         assert stdout_of(result) == "here" and "[on " not in text, text
+
+
+async def test_a_hung_target_cannot_hold_a_call_past_its_deadline(engines, container):
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines)) as session:
+        await session.call_tool("bash", {"command": "true"})
+        # Every process of the container frozen: the channel is open and nothing answers.
+        docker(engines, "pause", container)
+        try:
+            began = anyio.current_time()
+            with anyio.fail_after(30):
+                hung = await session.call_tool("bash", {"command": "echo hi", "timeout_secs": 1})
+            # Its timeout, the kill grace and the drain, then the 10 s margin.
+            assert anyio.current_time() - began < 20
+            assert hung.is_error and "no answer within" in text_of(hung), text_of(hung)
+        finally:
+            docker(engines, "unpause", container)
+        again = await session.call_tool("bash", {"command": "echo again"})
+        assert stdout_of(again) == "again", text_of(again)
+
+
+async def test_a_cancelled_call_stops_its_tree_on_the_target(engines, container, marker):
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines)) as session:
+        await session.call_tool("bash", {"command": "true"})
+        ps = lambda: in_container(engines, container, "ps -o args")
+        async with anyio.create_task_group() as group:
+            async def call():
+                await session.call_tool("bash", {"command": f"sleep {marker}; echo never"})
+
+            group.start_soon(call)
+            with anyio.fail_after(10):
+                while f"sleep {marker}" not in ps():
+                    await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+        assert eventually(lambda: f"sleep {marker}" not in ps(), 5), ps()
+        # A daemon that left the call's process group goes with the session.
+        # (busybox's setsid has no -f: a backgrounded subshell is not a group leader, so
+        # setsid makes a new session in place.)
+        started = await session.call_tool("bash", {"command": f"(setsid sleep {marker} &); echo started"})
+        assert stdout_of(started) == "started", text_of(started)
+        assert f"sleep {marker}" in ps(), ps()
+    assert eventually(lambda: f"sleep {marker}" not in ps(), 5), ps()
+
+
+async def test_a_target_of_another_machine_kind_is_refused_with_what_it_needs(engines):
+    # A static aarch64 executable, as far as its header says: 64-bit, little-endian,
+    # machine 183, no program headers.
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    header[16:20] = (2).to_bytes(2, "little") + (183).to_bytes(2, "little")
+    fake = os.path.join(tempfile.mkdtemp(), "agent-bash-aarch64")
+    with open(fake, "wb") as f:
+        f.write(bytes(header))
+    env = server_env(engines, AGENT_BASH_TARGET_BINARY=fake)
+    async with server(extra_args=["--target", SSH], env=env) as session:
+        result = await session.call_tool("bash", {"command": "echo hi"})
+        text = text_of(result)
+        assert result.is_error, text
+        assert f"the target is a {os.uname().machine} machine and this agent-bash is built for aarch64" in text
+        assert f"{os.uname().machine}-unknown-linux-musl" in text, text
+
+
+def test_the_cli_runs_one_command_on_a_target_with_its_status(engines, container):
+    env = {**os.environ, **server_env(engines)}
+    ran = subprocess.run([BIN, "run", "--target", f"docker://{container}", "--", "grep ^ID= /etc/os-release; exit 3"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert ran.returncode == 3, ran
+    assert ran.stdout.startswith("ID=agent-bash-test\n") and f"[on docker://{container}]" in ran.stdout, ran.stdout
+    as_json = subprocess.run([BIN, "run", "--json", "--target", f"docker://{container}", "--", "echo hi"],
+                             capture_output=True, text=True, env=env, timeout=60)
+    fields = json.loads(as_json.stdout)
+    assert fields["exit_code"] == 0 and fields["text"].startswith("hi\n"), fields
+    refused = subprocess.run([BIN, "run", "--target", "ssh://no-such-host.invalid", "--", "rm -rf ~"],
+                             capture_output=True, text=True, env=env, timeout=60)
+    assert refused.returncode == 126, refused

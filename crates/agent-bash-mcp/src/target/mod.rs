@@ -47,8 +47,9 @@ use payload::Payload;
 const START_DEADLINE: Duration = Duration::from_secs(120);
 
 /// How long past a call's own longest time its answer may take before the connection is
-/// taken for hung.
-pub(crate) const ANSWER_MARGIN: Duration = Duration::from_secs(30);
+/// taken for hung. The far side answers within the call's own time plus its kill grace: the margin is for
+/// a loaded machine, and is what a hung connection costs a call.
+pub(crate) const ANSWER_MARGIN: Duration = Duration::from_secs(10);
 
 /// The target of one server, and its current connection.
 pub(crate) struct Remote {

@@ -142,6 +142,9 @@ impl Elf {
         use std::io::{Seek, SeekFrom};
         const PT_INTERP: u32 = 3;
         let size = usize::from(self.ph_size);
+        if self.ph_count == 0 {
+            return Ok(false);
+        }
         if size < 4 {
             return Err("malformed program headers".into());
         }

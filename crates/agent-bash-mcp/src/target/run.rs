@@ -16,6 +16,8 @@ pub enum TargetRun {
     Answered {
         /// The model's text, with the line saying where it ran.
         text: String,
+        /// The result's fields, led by the text (`agent-bash run --json` prints them).
+        structured: Option<Value>,
         /// The command's exit status, when it exited.
         exit_code: Option<i32>,
         /// It was stopped at its timeout.
@@ -76,6 +78,7 @@ pub async fn run_on_target(
     let field = |name: &str| result.structured_content.as_ref()?.get(name).cloned();
     TargetRun::Answered {
         text,
+        structured: result.structured_content.clone(),
         exit_code: field("exit_code")
             .and_then(|code| code.as_i64())
             .and_then(|code| i32::try_from(code).ok()),
