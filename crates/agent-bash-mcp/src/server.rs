@@ -275,6 +275,7 @@ impl Server {
             progress: context.meta.get_progress_token(),
             cancelled: &context.ct,
             shutdown: &self.shutdown,
+            may_ask: request.name == tools::TERMINAL_SEND,
         };
         let mut result = remote.call(request, named_id, longest, &caller).await;
         if self.shape == Shape::Text {

@@ -137,6 +137,10 @@ impl Remote {
                 self.target
             ));
         }
+        // The far side may ask the user only during a call that types at a terminal's
+        // prompt: a question at any other time is not one of ours (something on the target
+        // writing into the channel) and is refused.
+        let _asking = caller.may_ask.then(|| self.relay.asking());
         let answer = self.send(&connection, request, longest, caller).await;
         let mut result = match answer {
             Answer::Result(result) => result,
@@ -196,7 +200,7 @@ impl Remote {
         }
         let first_id = link
             .lost_below
-            .max(self.highest_id.load(Ordering::Relaxed) + 1);
+            .max(self.highest_id.load(Ordering::Relaxed).saturating_add(1));
         let connection = Arc::new(self.connect(first_id).await?);
         link.connection = Some(connection.clone());
         Ok((connection, take_lost(&mut link)))
@@ -319,7 +323,7 @@ impl Remote {
         {
             tracing::warn!(target = %self.target, %why, "the connection ended");
             link.connection = None;
-            link.lost_below = self.highest_id.load(Ordering::Relaxed) + 1;
+            link.lost_below = self.highest_id.load(Ordering::Relaxed).saturating_add(1);
             link.lost_why = Some(why.clone());
             link.lost = Some(Lost { why });
         }
@@ -353,6 +357,9 @@ pub(crate) struct Caller<'a> {
     pub(crate) cancelled: &'a CancellationToken,
     /// The server is stopping.
     pub(crate) shutdown: &'a CancellationToken,
+    /// The far side may ask the user during this call (`terminal_send`: a line typed at a
+    /// shell prompt is checked there).
+    pub(crate) may_ask: bool,
 }
 
 /// What a forwarded call came to.
@@ -420,6 +427,21 @@ struct Routes {
     upstream: Option<Peer<RoleServer>>,
     /// The far side's progress token of a call → our client's.
     progress: HashMap<ProgressToken, ProgressToken>,
+    /// Calls in flight during which the far side may ask the user.
+    asking: usize,
+}
+
+/// A call during which the far side may ask the user; counted until dropped.
+struct Asking {
+    inner: Arc<Mutex<Routes>>,
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if let Ok(mut routes) = self.inner.lock() {
+            routes.asking = routes.asking.saturating_sub(1);
+        }
+    }
 }
 
 impl Relay {
@@ -441,8 +463,22 @@ impl Relay {
         }
     }
 
-    fn upstream(&self) -> Option<Peer<RoleServer>> {
-        self.inner.lock().ok()?.upstream.clone()
+    fn asking(&self) -> Asking {
+        if let Ok(mut routes) = self.inner.lock() {
+            routes.asking += 1;
+        }
+        Asking {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// Our client, when a call in flight lets the far side ask it.
+    fn upstream_to_ask(&self) -> Option<Peer<RoleServer>> {
+        let routes = self.inner.lock().ok()?;
+        if routes.asking == 0 {
+            return None;
+        }
+        routes.upstream.clone()
     }
 }
 
@@ -481,8 +517,9 @@ impl ClientHandler for Relay {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(upstream) = self.upstream() else {
-            return Err(ErrorData::internal_error("no client to ask", None));
+        let Some(upstream) = self.upstream_to_ask() else {
+            tracing::warn!("the target asked the user outside a terminal_send call: refused");
+            return Err(ErrorData::internal_error("no question expected now", None));
         };
         if !upstream
             .supported_elicitation_modes()

@@ -64,6 +64,7 @@ pub async fn run_on_target(
         progress: None,
         cancelled: cancel,
         shutdown: &never,
+        may_ask: false,
     };
     let call = CallToolRequestParams::new(crate::tools::BASH).with_arguments(arguments);
     let result = remote.call(call, None, longest, &caller).await;
