@@ -392,3 +392,20 @@ async def test_a_question_forged_into_the_channel_by_a_command_on_the_target_nev
         still = await session.call_tool("bash", {"command": "echo still"})
         assert stdout_of(still) == "still", text_of(still)
     assert asked == []
+
+
+async def test_without_a_setting_the_static_build_is_found_or_what_to_build_is_said(engines):
+    env = server_env(engines)
+    del env["AGENT_BASH_TARGET_BINARY"]
+    # This server when it is static, else the musl build cargo left beside it.
+    async with server(extra_args=["--target", SSH], env=env) as session:
+        found = await session.call_tool("bash", {"command": "echo found"})
+        assert stdout_of(found) == "found", text_of(found)
+    if not is_static(BIN):
+        lone = os.path.join(tempfile.mkdtemp(), "agent-bash")
+        shutil.copy(BIN, lone)
+        ran = subprocess.run([lone, "run", "--target", SSH, "--", "echo hi"], capture_output=True,
+                             text=True, env={**os.environ, **env}, timeout=60)
+        assert ran.returncode == 125, ran
+        assert "is dynamically linked" in ran.stderr, ran.stderr
+        assert "cargo build --release --target x86_64-unknown-linux-musl" in ran.stderr, ran.stderr
