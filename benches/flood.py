@@ -9,7 +9,10 @@ whole stream fits in the spill file. Each round, in turn:
   floor      `bash -c 'COMMAND | cat > /dev/null'`, the pipe read and thrown away;
   floor+file `bash -c 'COMMAND | cat > FILE'`, the pipe read and written to a file (what
              the spill file costs at least), the file removed untimed;
-  mcp        one `tools/call` of `bash` with COMMAND, request to answer, through the client.
+  mcp        one `tools/call` of `bash` with COMMAND, request to answer, through the client;
+  codex      with --codex PATH: the same command through Codex's own command tool, the
+             `command/exec` request of `codex app-server` (its default sandbox and output
+             cap; it keeps a capped buffer and writes no file), request to answer.
 For each: wall time (median and min over the rounds). For the MCP call also: the server's
 own CPU time (user + system of its threads, not of the command), the whole machine's busy
 CPU time over the call (the command's and the kernel's workers too), its peak RSS (VmHWM) and
@@ -20,6 +23,7 @@ bytes (random text has a few runs shaped like an API key, which are redacted).
 import argparse
 import asyncio
 import glob
+import json
 import os
 import re
 import shutil
@@ -80,11 +84,52 @@ def spill_path(text):
     return match.group(1) if match else None
 
 
+class Codex:
+    """`codex app-server` over stdio (JSON-RPC lines), for its `command/exec`."""
+
+    def __init__(self, path, home):
+        os.makedirs(home, exist_ok=True)
+        self.process = subprocess.Popen([path, "app-server"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        env={**os.environ, "CODEX_HOME": home})
+        self.call("initialize", {"clientInfo": {"name": "flood-bench", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "initialized"})
+        self.next_id = 1
+
+    def send(self, message):
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def call(self, method, params, id=0):
+        self.send({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                sys.exit("codex app-server closed its stdout")
+            message = json.loads(line)
+            if message.get("id") == id:
+                if "error" in message:
+                    sys.exit(f"codex {method}: {message['error']}")
+                return message["result"]
+
+    def run(self, command):
+        self.next_id += 1
+        start = time.perf_counter()
+        result = self.call("command/exec", {"command": ["bash", "-c", command], "timeoutMs": 600_000},
+                           self.next_id)
+        return time.perf_counter() - start, result
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join(ROOT, "target/release/agent-bash"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--command", default="head -c 1G /dev/urandom | base64")
+    parser.add_argument("--codex", help="a codex binary: time its command/exec in each round too")
     args = parser.parse_args()
     binary = os.path.abspath(args.bin)
     root = tempfile.mkdtemp(prefix="agent-bash-flood-")
@@ -100,6 +145,10 @@ async def main():
         })
         params = StdioServerParameters(command=binary, args=["mcp", "--root", root], env=env)
         times = {"floor": [], "floor+file": [], "mcp": []}
+        codex = None
+        if args.codex:
+            times["codex"] = []
+            codex = Codex(args.codex, os.path.join(root, "codex-home"))
         cpu, busy, sizes = [], [], []
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
@@ -122,7 +171,15 @@ async def main():
                 # The session's directory stays (the sandbox keeps it writable): its files go.
                 for file in glob.glob(os.path.join(root, "spill", "session-*", "*")):
                     os.remove(file)
+                if codex:
+                    took, answer = codex.run(args.command)
+                    times["codex"].append(took)
+                    if answer.get("exitCode") != 0:
+                        sys.exit(f"codex: exit {answer.get('exitCode')}: {answer.get('stderr', '')[:500]}")
+                    kept = len(answer.get("stdout", ""))
             peak = status_kib(pid, "VmHWM")
+        if codex:
+            codex.close()
         floor = statistics.median(times["floor"])
         print(f"command: {args.command}  ({expected:,} bytes), {args.runs} rounds")
         for name, values in times.items():
@@ -132,6 +189,9 @@ async def main():
         print(f"  server CPU per call: median {statistics.median(cpu) * 1000:.0f} ms;"
               f" the whole machine's: {statistics.median(busy) * 1000:.0f} ms")
         print(f"  server RSS: idle {idle_rss / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB")
+        if codex:
+            ratio = statistics.median(times["mcp"]) / statistics.median(times["codex"])
+            print(f"  mcp / codex: {ratio:.2f}x (medians); codex kept {kept:,} bytes of stdout")
         whole = sum(1 for found, _ in sizes if found == lines)
         print(f"  spill file: {whole}/{len(sizes)} hold all {lines:,} lines; bytes "
               + ", ".join(f"{size:,}" for _, size in sizes)
