@@ -112,6 +112,7 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
             }) || form
                 .windows(2)
                 .any(|pair| pair[0].text == "-m" && sets_id_bit(&pair[1].text))
+                || plants_a_program(found, form, &install_operands(form))
         }
         "usermod" | "gpasswd" | "adduser" | "addgroup" | "useradd" => {
             form.iter().skip(1).any(|arg| {
@@ -187,21 +188,7 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
                     && form.iter().any(|arg| arg.text == "--privileged")
         }
         "passwd" => operands(form).any(|arg| arg.text == "root") || has(form, &["-d", "--delete"]),
-        "ln" | "cp" | "mv" => {
-            let operands: Vec<&Arg> = operands(form).collect();
-            let from_scratch = operands.first().is_some_and(|source| {
-                let source = path(&crate::builtin::home_spellings(&source.text));
-                ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
-                    .iter()
-                    .any(|place| source.starts_with(place))
-            });
-            let source = operands.first().map(|source| basename(&source.text));
-            written_paths(found, form).iter().any(|target| {
-                PERSISTENT_PLACES.iter().any(|place| under(target, place))
-                    || ((from_scratch || source.is_some_and(|source| stands_in(source, target)))
-                        && shadows_a_program(target))
-            })
-        }
+        "ln" | "cp" | "mv" => plants_a_program(found, form, &operands(form).collect::<Vec<_>>()),
         _ => written_paths(found, form).iter().any(|target| {
             PERSISTENT_PLACES.iter().any(|place| under(target, place))
                 || shadows_a_program(target)
@@ -382,6 +369,41 @@ const SHADOWED: &[&str] = &[
 /// `bash` as `ls`, `./evil` as `git`. Not a flavour or version of the same one (`python3`
 /// as `python`, `nvim` as `vim`, `gmake` as `make`), nor a known drop-in replacement
 /// (`podman` as `docker`), nor a name only known at run time (`$(which nvim)`).
+/// True if a copy, link or install (`operands`: source first) writes into a place that
+/// runs at login or start-up, or puts another program, or one from a scratch directory,
+/// under a common program's name in a `PATH` directory.
+fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
+    let from_scratch = operands.first().is_some_and(|source| {
+        let source = path(&crate::builtin::home_spellings(&source.text));
+        ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
+            .iter()
+            .any(|place| source.starts_with(place))
+    });
+    let source = operands.first().map(|source| basename(&source.text));
+    written_paths(found, form).iter().any(|target| {
+        PERSISTENT_PLACES.iter().any(|place| under(target, place))
+            || ((from_scratch || source.is_some_and(|source| stands_in(source, target)))
+                && shadows_a_program(target))
+    })
+}
+
+/// The operands of `install`, without the values of its options (`-m 755`, `-o root`).
+fn install_operands(form: &[Arg]) -> Vec<&Arg> {
+    let mut operands = Vec::new();
+    let mut args = form.iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.text.as_str() {
+            "-m" | "-o" | "-g" | "-t" | "-S" | "--mode" | "--owner" | "--group" | "--suffix"
+            | "--target-directory" => {
+                args.next();
+            }
+            text if text.starts_with('-') && text.len() > 1 => {}
+            _ => operands.push(arg),
+        }
+    }
+    operands
+}
+
 fn stands_in(source: &str, target: &str) -> bool {
     const DROP_IN: &[(&str, &str)] = &[
         ("podman", "docker"),

@@ -689,17 +689,46 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
 
 /// The directory an archiver reads its operands from, when an option names one (`tar -C
 /// DIR`, `--directory=DIR`), joined to `cwd` (where an earlier `cd` went) if relative.
+/// tar's short options that take a value (GNU tar and bsdtar): the archive, the
+/// directory, the blocking factor, name lists, exclude files, volume labels…
+const TAR_VALUED: &str = "fCbTXKNgLVIH";
+
 fn archive_directory(name: &str, form: &[Arg], cwd: Option<&str>) -> Option<String> {
     if !matches!(name, "tar" | "gtar" | "bsdtar") {
         return None;
     }
-    let dir = form
-        .iter()
-        .enumerate()
-        .find_map(|(at, arg)| match arg.text.as_str() {
+    let dir = form.iter().enumerate().skip(1).find_map(|(at, arg)| {
+        let text = arg.text.as_str();
+        match text {
             "-C" | "--directory" | "--cd" => form.get(at + 1).map(|value| value.text.clone()),
-            text => text.strip_prefix("--directory=").map(str::to_owned),
-        })?;
+            _ if text.starts_with("--") => text.strip_prefix("--directory=").map(str::to_owned),
+            // A cluster of short options (`-cC ~`, `-Cdir`) as getopt reads it: the first
+            // letter that takes a value takes the rest of the word, or else the next word.
+            _ if text.starts_with('-') => {
+                let letters = &text[1..];
+                let (index, letter) = letters
+                    .char_indices()
+                    .find(|(_, letter)| TAR_VALUED.contains(*letter))?;
+                let rest = &letters[index + letter.len_utf8()..];
+                let value = match rest {
+                    "" => form.get(at + 1)?.text.clone(),
+                    rest => rest.to_owned(),
+                };
+                (letter == 'C').then_some(value)
+            }
+            // The old form, letters without a dash as the first word (`tar cCf ~ - .ssh`):
+            // each letter that takes a value takes the next word in turn.
+            _ if at == 1 && text.chars().all(|c| c.is_ascii_alphabetic()) => {
+                let taken = text.chars().filter(|c| TAR_VALUED.contains(*c));
+                taken
+                    .enumerate()
+                    .find(|(_, letter)| *letter == 'C')
+                    .and_then(|(index, _)| form.get(at + 1 + index))
+                    .map(|value| value.text.clone())
+            }
+            _ => None,
+        }
+    })?;
     match cwd {
         Some(cwd) if !dir.starts_with(['/', '~', '$']) => Some(format!("{cwd}/{dir}")),
         _ => Some(dir),
