@@ -146,6 +146,7 @@ async def main():
         params = StdioServerParameters(command=binary, args=["mcp", "--root", root], env=env)
         times = {"floor": [], "floor+file": [], "mcp": []}
         codex = None
+        codex_cpu, codex_busy = [], []
         if args.codex:
             times["codex"] = []
             codex = Codex(args.codex, os.path.join(root, "codex-home"))
@@ -172,8 +173,11 @@ async def main():
                 for file in glob.glob(os.path.join(root, "spill", "session-*", "*")):
                     os.remove(file)
                 if codex:
+                    before, machine = cpu_seconds(codex.process.pid), machine_busy()
                     took, answer = codex.run(args.command)
                     times["codex"].append(took)
+                    codex_cpu.append(cpu_seconds(codex.process.pid) - before)
+                    codex_busy.append(machine_busy() - machine)
                     if answer.get("exitCode") != 0:
                         sys.exit(f"codex: exit {answer.get('exitCode')}: {answer.get('stderr', '')[:500]}")
                     kept = len(answer.get("stdout", ""))
@@ -191,7 +195,9 @@ async def main():
         print(f"  server RSS: idle {idle_rss / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB")
         if codex:
             ratio = statistics.median(times["mcp"]) / statistics.median(times["codex"])
-            print(f"  mcp / codex: {ratio:.2f}x (medians); codex kept {kept:,} bytes of stdout")
+            print(f"  mcp / codex: {ratio:.2f}x (medians); codex kept {kept:,} bytes of stdout;"
+                  f" its server's CPU per call: median {statistics.median(codex_cpu) * 1000:.0f} ms,"
+                  f" the whole machine's: {statistics.median(codex_busy) * 1000:.0f} ms")
         whole = sum(1 for found, _ in sizes if found == lines)
         print(f"  spill file: {whole}/{len(sizes)} hold all {lines:,} lines; bytes "
               + ", ".join(f"{size:,}" for _, size in sizes)
