@@ -142,15 +142,24 @@ impl SessionArgs {
     ) -> anyhow::Result<(PathBuf, Settings)> {
         let root = root_or_cwd(self.root)?;
         flags.push(flag("target", "local"));
+        let config_file = self.config.clone();
         let sources = Sources {
             config_file: self.config,
             no_user_file: true,
-            env: std::env::vars().collect(),
+            // Not the target's AGENT_BASH_* variables either: the session that started
+            // this one decided its settings, and reads its results by them.
+            env: Vec::new(),
             flags,
             state_dir: agent_bash_core::sandbox::state_dir(),
             ..Sources::default()
         };
-        let mut settings = agent_bash_core::settings::load(&root, &sources)?;
+        let loaded = agent_bash_core::settings::load(&root, &sources);
+        // The file was written for this start alone, in the private cache (it may hold
+        // `env.set` values): gone once read.
+        if let Some(file) = config_file {
+            let _ = std::fs::remove_file(file);
+        }
+        let mut settings = loaded?;
         for ignored in &settings.ignored {
             tracing::warn!("{ignored}");
         }

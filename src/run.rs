@@ -219,6 +219,21 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// Prints what a command on a target came to and gives its exit status (`EXIT_STATUS`):
 /// as here, but a signal that killed it there is not known (its status is 1).
 fn on_target(ran: TargetRun, json: bool, interrupted: &AtomicI32) -> anyhow::Result<ExitCode> {
+    // Interrupted: the call there was cancelled (its tree stopped with it), as here.
+    let signal = interrupted.load(Ordering::Relaxed);
+    if signal != 0 {
+        if let TargetRun::Answered {
+            text,
+            failed: false,
+            ..
+        } = &ran
+        {
+            crate::print(text)?;
+        }
+        return Ok(ExitCode::from(
+            u8::try_from((128 + signal) & 0xff).unwrap_or(1),
+        ));
+    }
     let status = match ran {
         TargetRun::Refused(outcome) => {
             crate::print(&if json {
@@ -244,10 +259,10 @@ fn on_target(ran: TargetRun, json: bool, interrupted: &AtomicI32) -> anyhow::Res
                 Some(fields) => crate::print(&format!("{fields:#}"))?,
                 None => crate::print(&text)?,
             }
-            match interrupted.load(Ordering::Relaxed) {
-                0 if timed_out => TIMED_OUT,
-                0 => u8::try_from(exit_code.unwrap_or(1) & 0xff).unwrap_or(1),
-                signal => u8::try_from((128 + signal) & 0xff).unwrap_or(1),
+            if timed_out {
+                TIMED_OUT
+            } else {
+                u8::try_from(exit_code.unwrap_or(1) & 0xff).unwrap_or(1)
             }
         }
     };

@@ -255,9 +255,9 @@ impl Server {
                 }
                 Err(message) => Err(message),
             },
-            tools::TERMINAL_SEND => {
-                args::terminal_send(arguments).map(|(id, _)| (Some(id), config.max_wait))
-            }
+            // A line typed at a prompt there may wait for the user's answer first.
+            tools::TERMINAL_SEND => args::terminal_send(arguments)
+                .map(|(id, _)| (Some(id), config.max_wait + ASK_TIMEOUT)),
             tools::TERMINAL_VIEW => {
                 args::terminal_view(arguments).map(|(id, _)| (Some(id), config.max_wait))
             }
@@ -432,7 +432,7 @@ impl ServerHandler for Server {
 }
 
 /// Longest the server waits for the user to answer an approval question.
-const ASK_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long past the stop bound the server waits for its calls to return at its end (their
 /// results still have to be assembled and written).

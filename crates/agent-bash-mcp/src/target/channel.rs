@@ -4,7 +4,10 @@
 //! The channel's first words are a POSIX `sh` script (`start_script`). It checks the target's
 //! machine, finds agent-bash in a per-user cache (`~/.cache/agent-bash/<sha256>/`, mode 0700,
 //! owned by the user, no symlinks), asks for the file when it is missing or differs, checks
-//! its SHA-256 before running it, then becomes it. Its lines to this side start with
+//! its SHA-256 before running it, asks for its settings (over the channel, never in an
+//! argument), then becomes it. The script asks for each piece and reads exactly its length
+//! before this side writes the next: busybox's `head -c` reads past its count, so nothing
+//! unasked may be in the pipe. Its lines to this side start with
 //! `agent-bash-target:`; anything else a login script prints before them is skipped. So a
 //! session costs one connection, copy included, and every call after that is a request on it.
 
@@ -12,7 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use agent_bash_core::Target;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::payload::Payload;
@@ -109,16 +112,14 @@ pub(crate) fn argv(target: &Target, ssh_command: &[String], script: &str) -> Vec
 
 /// The script the channel starts with (see the module's comment).
 pub(crate) fn start_script(payload: &Payload, start: &Start) -> String {
-    let settings = shlex::try_quote(&start.settings)
-        .map_or_else(|_| "''".into(), |quoted| quoted.into_owned());
-    let settings_name = short_hash(&start.settings);
     format!(
         r#"say() {{ printf 'agent-bash-target: %s\n' "$*"; }}
 arch=$(uname -m 2>/dev/null) || arch=unknown
 [ "$arch" = {arch} ] || {{ say "arch $arch"; exit 0; }}
 command -v sha256sum >/dev/null 2>&1 || {{ say "missing sha256sum"; exit 0; }}
 umask 077
-cache="${{XDG_CACHE_HOME:-${{HOME:-/tmp}}/.cache}}/agent-bash"
+[ -n "${{XDG_CACHE_HOME:-}}${{HOME:-}}" ] || {{ say "no home directory for a private cache"; exit 0; }}
+cache="${{XDG_CACHE_HOME:-$HOME/.cache}}/agent-bash"
 dir="$cache/{hash}"
 mkdir -p "$dir" 2>/dev/null || {{ say "cannot create $dir"; exit 0; }}
 for d in "$cache" "$dir"; do
@@ -128,32 +129,25 @@ done
 bin="$dir/agent-bash"
 check() {{ printf '%s  %s\n' {hash} "$bin" | sha256sum -c >/dev/null 2>&1; }}
 if ! check; then
-  rm -f "$bin.part"
+  part="$bin.part.$$"
   say "send {size}"
-  head -c {size} > "$bin.part" && chmod 700 "$bin.part" && mv -f "$bin.part" "$bin"
-  check || {{ rm -f "$bin"; say "corrupt copy of agent-bash at $bin"; exit 0; }}
+  head -c {size} > "$part" || {{ rm -f "$part"; say "cannot write $part"; exit 0; }}
+  printf '%s  %s\n' {hash} "$part" | sha256sum -c >/dev/null 2>&1 || {{ rm -f "$part"; say "corrupt copy of agent-bash"; exit 0; }}
+  chmod 700 "$part" && mv -f "$part" "$bin"
+  check || {{ say "agent-bash at $bin changed under us"; exit 0; }}
 fi
-conf="$dir/settings-{settings_name}.toml"
-printf '%s' {settings} > "$conf.$$" && mv -f "$conf.$$" "$conf" || {{ say "cannot write $conf"; exit 0; }}
+conf="$dir/settings.$$.toml"
+say "settings {settings_size}"
+head -c {settings_size} > "$conf" || {{ say "cannot write $conf"; exit 0; }}
 say ready
 exec "$bin" mcp --serve-target --first-id {first_id} --config "$conf"
 "#,
         arch = payload.arch,
         hash = payload.sha256,
         size = payload.size,
+        settings_size = start.settings.len(),
         first_id = start.first_id,
     )
-}
-
-/// A short name for `text` (its settings file in the cache directory).
-fn short_hash(text: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(text.as_bytes());
-    digest
-        .iter()
-        .take(8)
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 /// Starts the channel to `target` and runs the start script, copying `payload` when the
@@ -193,7 +187,7 @@ pub(crate) async fn open(
         stdout: BufReader::new(stdout),
         stderr,
     };
-    match tokio::time::timeout(deadline, handshake(&mut channel, payload)).await {
+    match tokio::time::timeout(deadline, handshake(&mut channel, payload, &start.settings)).await {
         Ok(Ok(())) => Ok(channel),
         Ok(Err(why)) => Err(failed(&mut channel, program, &why).await),
         Err(_) => Err(failed(
@@ -206,19 +200,22 @@ pub(crate) async fn open(
 }
 
 /// Reads the start script's lines until it says `ready`, sending the payload if asked.
-async fn handshake(channel: &mut Channel, payload: &Payload) -> Result<(), String> {
+async fn handshake(channel: &mut Channel, payload: &Payload, settings: &str) -> Result<(), String> {
     let mut skipped = 0usize;
-    let mut line = String::new();
+    let mut bytes = Vec::new();
     loop {
-        line.clear();
-        let read = channel
-            .stdout
-            .read_line(&mut line)
+        bytes.clear();
+        // At most what is left of the preamble's allowance: an endless line cannot grow.
+        let allowed = (MAX_PREAMBLE - skipped.min(MAX_PREAMBLE)) as u64 + 1;
+        let read = (&mut channel.stdout)
+            .take(allowed)
+            .read_until(b'\n', &mut bytes)
             .await
             .map_err(|err| format!("cannot read from the target: {err}"))?;
         if read == 0 {
             return Err("the connection ended before agent-bash started there".into());
         }
+        let line = String::from_utf8_lossy(&bytes);
         let Some(said) = line.trim_end().strip_prefix(SAID) else {
             skipped += read;
             if skipped > MAX_PREAMBLE {
@@ -229,6 +226,7 @@ async fn handshake(channel: &mut Channel, payload: &Payload) -> Result<(), Strin
         match said.split_once(' ') {
             _ if said == "ready" => return Ok(()),
             Some(("send", _)) => send(channel, payload).await?,
+            Some(("settings", _)) => write(channel, settings.as_bytes()).await?,
             Some(("arch", arch)) => {
                 return Err(format!(
                     "the target is a {arch} machine and this agent-bash is built for {}: build \
@@ -245,10 +243,11 @@ async fn handshake(channel: &mut Channel, payload: &Payload) -> Result<(), Strin
 /// Copies the payload into the start script's `head -c`.
 async fn send(channel: &mut Channel, payload: &Payload) -> Result<(), String> {
     tracing::info!(bytes = payload.size, path = %payload.path.display(), "copying agent-bash to the target");
-    let mut file = tokio::fs::File::open(&payload.path)
+    let file = tokio::fs::File::open(&payload.path)
         .await
         .map_err(|err| format!("cannot read {}: {err}", payload.path.display()))?;
-    tokio::io::copy(&mut file, &mut channel.stdin)
+    // Exactly the bytes hashed, even if the file grew since.
+    tokio::io::copy(&mut file.take(payload.size), &mut channel.stdin)
         .await
         .map_err(|err| format!("copying agent-bash to the target failed: {err}"))?;
     channel
@@ -256,6 +255,18 @@ async fn send(channel: &mut Channel, payload: &Payload) -> Result<(), String> {
         .flush()
         .await
         .map_err(|err| format!("copying agent-bash to the target failed: {err}"))
+}
+
+/// Writes the settings into the start script's `head -c`. They go over the channel, never
+/// on a command line: those are visible to every local user (`/proc/PID/cmdline`) and
+/// kept in audit logs (Kubernetes records each exec's command).
+async fn write(channel: &mut Channel, bytes: &[u8]) -> Result<(), String> {
+    channel
+        .stdin
+        .write_all(bytes)
+        .await
+        .and(channel.stdin.flush().await)
+        .map_err(|err| format!("sending the settings to the target failed: {err}"))
 }
 
 /// The error of a channel that did not start: `why`, and what the engine said on stderr.

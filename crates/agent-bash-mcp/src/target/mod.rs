@@ -51,6 +51,10 @@ const START_DEADLINE: Duration = Duration::from_secs(120);
 /// a loaded machine, and is what a hung connection costs a call.
 pub(crate) const ANSWER_MARGIN: Duration = Duration::from_secs(10);
 
+/// How long a far side that missed a deadline has to answer a ping before its connection
+/// is taken for hung.
+const PING_WAIT: Duration = Duration::from_secs(5);
+
 /// The target of one server, and its current connection.
 pub(crate) struct Remote {
     target: Target,
@@ -82,6 +86,8 @@ struct Lost {
 
 struct Connection {
     service: RunningService<RoleClient, Relay>,
+    /// The relay of this connection (its progress tokens are its own).
+    relay: Relay,
     child: tokio::sync::Mutex<tokio::process::Child>,
     stderr: tokio::sync::Mutex<stderr::Tail>,
     first_id: u64,
@@ -102,7 +108,10 @@ impl Remote {
             ssh_command: config.ssh_command.clone(),
             binary: config.target_binary.clone(),
             settings,
-            relay: Relay::default(),
+            relay: Relay {
+                target: config.target.to_string().into(),
+                ..Relay::default()
+            },
             link: tokio::sync::Mutex::new(Link {
                 lost_below: 1,
                 ..Link::default()
@@ -124,7 +133,14 @@ impl Remote {
         if let Some(peer) = caller.peer {
             self.relay.answer_to(peer.clone());
         }
-        let (connection, mut notes) = match self.connection().await {
+        // A connection being made gives way to the client and to the server's end (the
+        // channel's program dies with the dropped future).
+        let connected = tokio::select! {
+            connected = self.connection() => connected,
+            () = caller.cancelled.cancelled() => return reply::refusal("cancelled"),
+            () = caller.shutdown.cancelled() => return reply::refusal("the server is stopping"),
+        };
+        let (connection, mut notes) = match connected {
             Ok(connected) => connected,
             Err(why) => return reply::refusal(&format!("cannot reach {}: {why}", self.target)),
         };
@@ -227,9 +243,17 @@ impl Remote {
             stdout,
             mut stderr,
         } = channel;
-        let service = match self.relay.clone().serve((stdout, stdin)).await {
-            Ok(service) => service,
-            Err(err) => {
+        let relay = self.relay.for_connection(first_id);
+        let handshake = tokio::time::timeout(START_DEADLINE, relay.clone().serve((stdout, stdin)));
+        let service = match handshake.await {
+            Ok(Ok(service)) => service,
+            Err(_) => {
+                return Err(format!(
+                    "agent-bash started there but did not answer within {} s",
+                    START_DEADLINE.as_secs()
+                ));
+            }
+            Ok(Err(err)) => {
                 let said = stderr.text().await;
                 return Err(format!(
                     "agent-bash started there but did not answer ({err}){}",
@@ -244,6 +268,7 @@ impl Remote {
         tracing::info!(target = %self.target, first_id, ms = began.elapsed().as_millis() as u64, "connected");
         Ok(Connection {
             service,
+            relay,
             child: tokio::sync::Mutex::new(child),
             stderr: tokio::sync::Mutex::new(stderr),
             first_id,
@@ -271,13 +296,15 @@ impl Remote {
         let id = handle.id.clone();
         let token = handle.progress_token.clone();
         if let Some(upstream) = caller.progress.clone() {
-            self.relay.route(token.clone(), upstream);
+            connection.relay.route(token.clone(), upstream);
         }
         let response = handle.await_response();
         let cancel = |reason: &str| {
             let param = CancelledNotificationParam::new(Some(id.clone()), Some(reason.into()));
             async move {
-                let _ = peer.notify_cancelled(param).await;
+                // A stuck channel must not hold the cancelled call.
+                let sent = peer.notify_cancelled(param);
+                let _ = tokio::time::timeout(Duration::from_secs(2), sent).await;
             }
         };
         let answer = tokio::select! {
@@ -294,12 +321,23 @@ impl Remote {
                 cancel("the server is stopping").await;
                 Answer::Refused("the server is stopping".into())
             }
-            () = tokio::time::sleep(longest + ANSWER_MARGIN) => Answer::Dropped(format!(
-                "no answer within {} s",
-                (longest + ANSWER_MARGIN).as_secs()
-            )),
+            () = tokio::time::sleep(longest + ANSWER_MARGIN) => {
+                // Late is not dead: the call may have waited its turn at a terminal. The
+                // call is cancelled there; the connection is closed only if the far side
+                // does not answer a ping either.
+                cancel("no answer in time").await;
+                let waited = (longest + ANSWER_MARGIN).as_secs();
+                let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+                match tokio::time::timeout(PING_WAIT, ping).await {
+                    Ok(Ok(_)) => Answer::Refused(format!(
+                        "no answer within {waited} s; the call was cancelled on the target, \
+                         which still answers"
+                    )),
+                    _ => Answer::Dropped(format!("no answer within {waited} s, nor to a ping")),
+                }
+            }
         };
-        self.relay.unroute(&token);
+        connection.relay.unroute(&token);
         answer
     }
 
@@ -419,14 +457,19 @@ fn highest_id(value: &Value) -> Option<u64> {
 #[derive(Clone, Default)]
 struct Relay {
     inner: Arc<Mutex<Routes>>,
+    /// The connection this clone serves (its first id): progress tokens restart with each
+    /// connection, so routes are kept per connection.
+    connection: u64,
+    /// The target, named in the questions it asks.
+    target: Arc<str>,
 }
 
 #[derive(Default)]
 struct Routes {
     /// Our client, once a call has come from it.
     upstream: Option<Peer<RoleServer>>,
-    /// The far side's progress token of a call → our client's.
-    progress: HashMap<ProgressToken, ProgressToken>,
+    /// A connection's progress token of a call → our client's.
+    progress: HashMap<(u64, ProgressToken), ProgressToken>,
     /// Calls in flight during which the far side may ask the user.
     asking: usize,
 }
@@ -451,15 +494,22 @@ impl Relay {
         }
     }
 
+    fn for_connection(&self, connection: u64) -> Relay {
+        Relay {
+            connection,
+            ..self.clone()
+        }
+    }
+
     fn route(&self, far: ProgressToken, ours: ProgressToken) {
         if let Ok(mut routes) = self.inner.lock() {
-            routes.progress.insert(far, ours);
+            routes.progress.insert((self.connection, far), ours);
         }
     }
 
     fn unroute(&self, far: &ProgressToken) {
         if let Ok(mut routes) = self.inner.lock() {
-            routes.progress.remove(far);
+            routes.progress.remove(&(self.connection, far.clone()));
         }
     }
 
@@ -501,7 +551,8 @@ impl ClientHandler for Relay {
         _context: NotificationContext<RoleClient>,
     ) {
         let routed = self.inner.lock().ok().and_then(|routes| {
-            let ours = routes.progress.get(&params.progress_token)?.clone();
+            let key = (self.connection, params.progress_token.clone());
+            let ours = routes.progress.get(&key)?.clone();
             Some((routes.upstream.clone()?, ours))
         });
         if let Some((upstream, ours)) = routed {
@@ -530,10 +581,30 @@ impl ClientHandler for Relay {
                 None,
             ));
         }
-        upstream
-            .create_elicitation(request)
+        // Only the approval question agent-bash asks, a yes or no: a form with fields (a
+        // password box from a process writing into the channel) is not passed on, and
+        // nothing but the answer goes back.
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Err(ErrorData::invalid_params("only approval questions", None));
+        };
+        if !requested_schema.properties.is_empty() {
+            return Err(ErrorData::invalid_params("only approval questions", None));
+        }
+        let asked = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!("On {}: {message}", self.target),
+            requested_schema: rmcp::model::ElicitationSchema::new(Default::default()),
+        };
+        let answer = upstream
+            .create_elicitation_with_timeout(asked, Some(crate::server::ASK_TIMEOUT))
             .await
-            .map_err(|err| ErrorData::internal_error(err.to_string(), None))
+            .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+        Ok(ElicitResult::new(answer.action))
     }
 }
 

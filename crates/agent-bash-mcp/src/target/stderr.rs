@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
 
@@ -24,14 +24,17 @@ impl Tail {
         let kept = Arc::new(Mutex::new(String::new()));
         let keeping = kept.clone();
         let reader = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(target: "agent_bash_mcp::target", "target: {line}");
-                let Ok(mut kept) = keeping.lock() else { return };
-                if !kept.is_empty() {
-                    kept.push_str(" / ");
+            // Chunks, not lines: a line without end cannot grow without bound.
+            let mut stderr = stderr;
+            let mut chunk = vec![0u8; 4096];
+            while let Ok(read) = stderr.read(&mut chunk).await {
+                if read == 0 {
+                    return;
                 }
-                kept.push_str(line.trim());
+                let text = String::from_utf8_lossy(&chunk[..read]);
+                tracing::debug!(target: "agent_bash_mcp::target", "target: {}", text.trim_end());
+                let Ok(mut kept) = keeping.lock() else { return };
+                kept.push_str(&text.replace('\n', " / "));
                 if kept.len() > KEPT {
                     let mut cut = kept.len() - KEPT;
                     while !kept.is_char_boundary(cut) {
