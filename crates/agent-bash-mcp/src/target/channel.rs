@@ -187,6 +187,8 @@ pub(crate) async fn open(
         stdout: BufReader::new(stdout),
         stderr,
     };
+    // The copy gets its own time on top, at a floor of 1 MB/s (a debug build is 177 MB).
+    let deadline = deadline + Duration::from_secs(payload.size / 1_000_000);
     match tokio::time::timeout(deadline, handshake(&mut channel, payload, &start.settings)).await {
         Ok(Ok(())) => Ok(channel),
         Ok(Err(why)) => Err(failed(&mut channel, program, &why).await),

@@ -43,7 +43,8 @@ use crate::reply;
 use channel::Start;
 use payload::Payload;
 
-/// Longest wait for a target to start agent-bash (connection, copy and start).
+/// Longest wait for a target to start agent-bash (connection and start; a copy adds a
+/// second a megabyte).
 const START_DEADLINE: Duration = Duration::from_secs(120);
 
 /// How long past a call's own longest time its answer may take before the connection is
