@@ -426,3 +426,20 @@ async def test_settings_reach_the_target_over_the_channel_and_never_on_a_command
         for pid in channel_programs(server_pid(), "docker"):
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 assert b"marker-5c1d9e" not in f.read()
+
+
+async def test_a_timeout_goes_on_as_a_job_there_that_bash_kill_stops(engines, container, marker):
+    async with server(extra_args=["--target", f"docker://{container}"], env=server_env(engines),
+                      structured=True) as session:
+        timed_out = await session.call_tool(
+            "bash", {"command": f"echo one; sleep {marker}", "timeout_secs": 1})
+        fields = timed_out.structured_content
+        assert fields["timed_out"] is True and stdout_of(timed_out) == "one", text_of(timed_out)
+        job_id = fields["job_id"]
+        assert f"now background job {job_id}" in text_of(timed_out)
+        assert f"sleep {marker}" in in_container(engines, container, "ps -o args")
+        listed = await session.call_tool("bash_jobs", {})
+        assert listed.structured_content["jobs"][0]["status"] == "running", text_of(listed)
+        killed = await session.call_tool("bash_kill", {"job_id": job_id})
+        assert not killed.is_error and killed.structured_content["job"]["status"] != "running", text_of(killed)
+        assert eventually(lambda: f"sleep {marker}" not in in_container(engines, container, "ps -o args"), 5)
