@@ -34,6 +34,7 @@ from mcp.client.stdio import stdio_client
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "mcp"))
 from conftest import alive_with  # noqa: E402
+from flood import status_kib  # noqa: E402
 
 
 def text_of(result):
@@ -157,14 +158,6 @@ async def drop(args, engines, marker):
         return time.perf_counter() - began, len(alive_with(f"sleep {marker}"))
     finally:
         await close(closers)
-
-
-def status_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 async def fleet(args, engines):

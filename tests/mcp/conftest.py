@@ -86,18 +86,28 @@ async def server(root=None, extra_args=(), elicitation_callback=None, env=None, 
             yield session
 
 
-def server_pid():
-    """The pid of the `agent-bash mcp` server this test process started."""
-    me = os.getpid()
+def children(parent):
+    """Pids of the live children of `parent`."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            if parent == me and os.path.samefile(os.readlink(f"/proc/{entry}/exe"), BIN):
-                return int(entry)
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry))
         except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def server_pid():
+    """The pid of the `agent-bash mcp` server this test process started."""
+    for pid in children(os.getpid()):
+        try:
+            if os.path.samefile(os.readlink(f"/proc/{pid}/exe"), BIN):
+                return pid
+        except OSError:
             continue
     raise AssertionError("no server process")
 

@@ -13,7 +13,7 @@ import uuid
 import anyio
 import pytest
 
-from conftest import BIN, ROOT, alive_with, eventually, server, server_pid, stdout_of, text_of
+from conftest import BIN, ROOT, alive_with, children, eventually, server, server_pid, stdout_of, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -93,18 +93,14 @@ def in_container(engines, name, command):
 def channel_programs(pid, program):
     """Children of the server running `program` (its target channels)."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for child in children(pid):
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
                 argv0 = f.read().split(b"\0")[0].decode()
-        except (OSError, ValueError, IndexError):
+        except OSError:
             continue
-        if parent == pid and os.path.basename(argv0) == program:
-            found.append(int(entry))
+        if os.path.basename(argv0) == program:
+            found.append(child)
     return found
 
 
