@@ -103,7 +103,7 @@ pub(crate) fn privilege(found: &Found, form: &[Arg]) -> bool {
         {
             true
         }
-        "install" => {
+        "install" | "ginstall" => {
             form.iter().skip(1).any(|arg| {
                 arg.text
                     .strip_prefix("--mode=")
@@ -373,17 +373,44 @@ const SHADOWED: &[&str] = &[
 /// runs at login or start-up, or puts another program, or one from a scratch directory,
 /// under a common program's name in a `PATH` directory.
 fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
-    let from_scratch = operands.first().is_some_and(|source| {
-        let source = path(&crate::builtin::home_spellings(&source.text));
+    let from_scratch = |source: &str| {
+        let source = path(&crate::builtin::home_spellings(source));
         ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
             .iter()
             .any(|place| source.starts_with(place))
-    });
-    let source = operands.first().map(|source| basename(&source.text));
-    written_paths(found, form).iter().any(|target| {
+    };
+    let plants = |source: &str, target: &str| {
         PERSISTENT_PLACES.iter().any(|place| under(target, place))
-            || ((from_scratch || source.is_some_and(|source| stands_in(source, target)))
+            || ((from_scratch(source) || stands_in(basename(source), target))
                 && shadows_a_program(target))
+    };
+    // `-t DIR` (`--target-directory`): every other operand is a source, landing in DIR.
+    if let Some((at, dir)) = target_directory(form) {
+        let dir = path(&crate::builtin::home_spellings(&dir));
+        return operands
+            .iter()
+            .filter(|source| !std::ptr::eq(**source, &form[at]))
+            .any(|source| plants(&source.text, &format!("{dir}/{}", basename(&source.text))));
+    }
+    let source = operands.first().map_or("", |source| source.text.as_str());
+    written_paths(found, form)
+        .iter()
+        .any(|target| plants(source, target))
+}
+
+/// The directory named by `-t DIR`, `--target-directory DIR` or `=DIR`, or by a cluster that
+/// ends with `t` (`-st DIR`), and the index of the argument that holds it.
+fn target_directory(form: &[Arg]) -> Option<(usize, String)> {
+    form.iter().enumerate().skip(1).find_map(|(at, arg)| {
+        let text = arg.text.as_str();
+        if let Some(dir) = text.strip_prefix("--target-directory=") {
+            return Some((at, dir.to_owned()));
+        }
+        let takes_next = text == "--target-directory"
+            || (text.starts_with('-') && !text.starts_with("--") && text.ends_with('t'));
+        takes_next
+            .then(|| form.get(at + 1).map(|dir| (at + 1, dir.text.clone())))
+            .flatten()
     })
 }
 
@@ -962,8 +989,8 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
 /// `dd of=`, `sed -i` files, `truncate`.
 pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     const WRITERS: &[&str] = &[
-        "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ln", "rsync", "scp", "dd",
-        "sed", "perl", "find", "sort", "yq",
+        "tee", "truncate", "touch", "sponge", "cp", "mv", "install", "ginstall", "ln", "rsync",
+        "scp", "dd", "sed", "perl", "find", "sort", "yq",
     ];
     let copies = sql_copies(found, form);
     if !copies.is_empty() {
@@ -1003,7 +1030,7 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
                 .filter(|pair| pair[0].text == "-o")
                 .map(|pair| spelled(&pair[1].text)),
         ),
-        "cp" | "mv" | "install" | "ln" | "rsync" | "scp" if operands.len() >= 2 => {
+        "cp" | "mv" | "install" | "ginstall" | "ln" | "rsync" | "scp" if operands.len() >= 2 => {
             if let Some(last) = operands.last() {
                 paths.push(path(&last.text));
             }
