@@ -9,12 +9,18 @@ import uuid
 from contextlib import asynccontextmanager
 
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("AGENT_BASH_BIN", str(ROOT / "target" / "debug" / "agent-bash"))
 FX = os.environ.get("AGENT_BASH_FX", str(ROOT / "target" / "debug" / "examples" / "fx"))
+# The protocol revision the client speaks: "2025-11-25" (the initialize handshake; asks come
+# as elicitation requests) or "2026-07-28" (stateless; asks come back as `input_required`
+# results the client answers by calling again). scripts/test runs the suite in both.
+ERA = os.environ.get("MCP_ERA", "2025-11-25")
+assert ERA in ("2025-11-25", "2026-07-28"), f"MCP_ERA={ERA!r}: use 2025-11-25 or 2026-07-28"
+MODERN = ERA == "2026-07-28"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -80,9 +86,17 @@ async def server(root=None, extra_args=(), elicitation_callback=None, env=None, 
         # bash sets the limit and execs the server: the client's child is the server.
         command, args = "bash", ["-c", f'ulimit -n {descriptor_limit} && exec "$0" "$@"', BIN, *args]
     params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})
+    if MODERN:
+        # The SDK's high-level client: it answers `input_required` with the callback and
+        # calls again. The mode pins the revision (no fallback to the handshake).
+        async with Client(params, mode=ERA, elicitation_callback=elicitation_callback) as client:
+            assert client.protocol_version == ERA
+            yield client
+        return
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, elicitation_callback=elicitation_callback) as session:
-            await session.initialize()
+            result = await session.initialize()
+            assert result.protocol_version == ERA
             yield session
 
 

@@ -257,7 +257,7 @@ fn refuse(session: &Session, call: &Call, verdict: &Verdict, approval: Approval)
 /// What the audit log says of an approval: `None` when nobody was asked.
 fn approved(approval: Approval) -> Option<bool> {
     match approval {
-        Approval::NotAsked => None,
+        Approval::NotAsked | Approval::Deferred => None,
         Approval::Approved => Some(true),
         Approval::Declined => Some(false),
     }

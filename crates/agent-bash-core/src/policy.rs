@@ -21,6 +21,10 @@ pub enum Approval {
     Approved,
     /// The user refused the command; it is not run.
     Declined,
+    /// The question goes back to the client in the call's answer (MCP 2026-07-28's
+    /// `input_required` result), which asks the user and calls again with the answer:
+    /// nothing runs now, not even confined.
+    Deferred,
 }
 
 /// Why a call was refused; nothing was run.

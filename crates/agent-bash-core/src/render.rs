@@ -611,7 +611,10 @@ pub(crate) fn refusal(
     if verdict.decision != Decision::Deny {
         reason = match approval {
             Approval::Declined => format!("the user declined: {reason}"),
-            _ => format!("{reason}; it needs the user's approval, and there is no way to ask"),
+            Approval::Deferred => format!("{reason}; the client is asked for the user's approval"),
+            Approval::NotAsked | Approval::Approved => {
+                format!("{reason}; it needs the user's approval, and there is no way to ask")
+            }
         };
     }
     let hint = allow_hint(rule.as_deref(), builtin, allowance, user_file);

@@ -23,6 +23,7 @@
 #![deny(unreachable_pub)]
 
 mod args;
+mod ask;
 mod reply;
 mod server;
 mod target;

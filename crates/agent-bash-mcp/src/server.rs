@@ -12,18 +12,19 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agent_bash_core::{Approval, Approver, CancellationToken, Progress, Session, Verdict, render};
+use agent_bash_core::{CancellationToken, Progress, Session, render};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{ElicitationMode, Peer, QuitReason, RequestContext, RoleServer};
+use rmcp::service::{Peer, QuitReason, RequestContext, RoleServer, ServerInitializeError};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
+use crate::ask::{Asker, Asking, Questions};
 use crate::reply::Shape;
 use crate::target::{Caller, Remote};
 use crate::{args, reply, tools};
@@ -40,6 +41,8 @@ pub struct Server {
     calls: TaskTracker,
     /// The target the tools are served from, when it is not this machine.
     remote: Option<Arc<Remote>>,
+    /// Questions to the user waiting for the client's retried call (MCP 2026-07-28).
+    questions: Arc<Questions>,
 }
 
 impl Server {
@@ -56,6 +59,7 @@ impl Server {
             shutdown: CancellationToken::new(),
             calls: TaskTracker::new(),
             remote,
+            questions: Arc::default(),
         }
     }
 
@@ -99,10 +103,16 @@ impl Server {
         };
         let service_stop = CancellationToken::new();
         let serving = async {
-            let running = self
+            let running = match self
                 .serve_with_ct((reader, writer), service_stop.clone())
                 .await
-                .map_err(|err| io::Error::other(format!("MCP handshake failed: {err}")))?;
+            {
+                Ok(running) => running,
+                // A client may leave before it starts: after `server/discover` alone (MCP
+                // 2026-07-28), or having sent nothing.
+                Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(QuitReason::Closed),
+                Err(err) => return Err(io::Error::other(format!("MCP handshake failed: {err}"))),
+            };
             running
                 .waiting()
                 .await
@@ -142,13 +152,14 @@ impl Server {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        asking: &Asking,
     ) -> CallToolResult {
         if let Some(remote) = &self.remote {
-            return self.forward(remote, request, &context).await;
+            return self.forward(remote, request, &context, asking).await;
         }
         let arguments = request.arguments.as_ref();
         match request.name.as_ref() {
-            tools::BASH => self.bash(request.arguments.as_ref(), context).await,
+            tools::BASH => self.bash(request.arguments.as_ref(), context, asking).await,
             tools::OUTPUT => match args::output(arguments) {
                 Ok(call) => {
                     tracing::debug!(?call, "bash_output");
@@ -189,7 +200,10 @@ impl Server {
             tools::TERMINAL_OPEN
             | tools::TERMINAL_SEND
             | tools::TERMINAL_VIEW
-            | tools::TERMINAL_CLOSE => self.terminal(&request.name, arguments, &context).await,
+            | tools::TERMINAL_CLOSE => {
+                self.terminal(&request.name, arguments, &context, asking)
+                    .await
+            }
             name => self.unknown_tool(name),
         }
     }
@@ -210,12 +224,13 @@ impl Server {
         remote: &Remote,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        asking: &Asking,
     ) -> CallToolResult {
         let arguments = request.arguments.as_ref();
         let config = self.session.config();
         let cancel = self.shutdown.child_token();
-        let asker = Elicitation {
-            peer: &context.peer,
+        let asker = Asker {
+            asking,
             cancel: &cancel,
         };
         let secs = Duration::from_secs;
@@ -288,6 +303,7 @@ impl Server {
         &self,
         arguments: Option<&rmcp::model::JsonObject>,
         context: RequestContext<RoleServer>,
+        asking: &Asking,
     ) -> CallToolResult {
         let call = match args::bash(arguments) {
             Ok(call) => call,
@@ -307,8 +323,8 @@ impl Server {
                 description,
             )
         });
-        let asker = Elicitation {
-            peer: &context.peer,
+        let asker = Asker {
+            asking,
             cancel: &cancel,
         };
         let run = self
@@ -364,10 +380,11 @@ impl Server {
         name: &str,
         arguments: Option<&rmcp::model::JsonObject>,
         context: &RequestContext<RoleServer>,
+        asking: &Asking,
     ) -> CallToolResult {
         let cancel = self.shutdown.child_token();
-        let asker = Elicitation {
-            peer: &context.peer,
+        let asker = Asker {
+            asking,
             cancel: &cancel,
         };
         let session = &self.session;
@@ -418,18 +435,39 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        // The tools are made once, from this server's root and settings: fresh for as long as
+        // it runs, and for this user only (their descriptions name the root and limits).
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone())
+            .with_ttl_ms(TOOLS_FRESH_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let result = self.calls.track_future(self.call(request, context)).await;
+        let owner = None;
+        let asking = self.questions.asking(&mut request, &context, owner);
+        let asked = CallToolRequestParams::new(request.name.clone());
+        let asked = match request.arguments.clone() {
+            Some(arguments) => asked.with_arguments(arguments),
+            None => asked,
+        };
+        let result = self
+            .calls
+            .track_future(self.call(request, context, &asking))
+            .await;
+        if let Some((command, question)) = asking.deferred() {
+            let input = self.questions.ask(&asked, command, question, owner);
+            return Ok(CallToolResponse::InputRequired(input));
+        }
         Ok(result.into())
     }
 }
+
+/// How long a client may keep the tool list (MCP 2026-07-28 cache hint): an hour.
+const TOOLS_FRESH_MS: u64 = 3_600_000;
 
 /// Longest the server waits for the user to answer an approval question.
 pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
@@ -437,65 +475,6 @@ pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long past the stop bound the server waits for its calls to return at its end (their
 /// results still have to be assembled and written).
 const CALL_END_MARGIN: Duration = Duration::from_secs(1);
-
-/// Asks the user, through MCP elicitation, whether to run a command the policy wants
-/// approved; the call's cancellation (the client's, or the server's end) stops the asking.
-struct Elicitation<'a> {
-    peer: &'a Peer<RoleServer>,
-    cancel: &'a CancellationToken,
-}
-
-impl Approver for Elicitation<'_> {
-    async fn approve(&self, command: &str, verdict: &Verdict) -> Approval {
-        tokio::select! {
-            approval = ask_user(self.peer, command, verdict) => approval,
-            () = self.cancel.cancelled() => Approval::NotAsked,
-        }
-    }
-}
-
-/// Asks the user, through MCP elicitation. A client that cannot be asked (no elicitation
-/// capability, or a protocol that forbids requests from the server) leaves the command not
-/// approved: it is refused, with the reason and a hint.
-async fn ask_user(peer: &Peer<RoleServer>, command: &str, verdict: &Verdict) -> Approval {
-    if !peer
-        .supported_elicitation_modes()
-        .contains(&ElicitationMode::Form)
-    {
-        return Approval::NotAsked;
-    }
-    let why = verdict
-        .reason
-        .as_deref()
-        .unwrap_or("the policy asks for approval");
-    let rule = verdict
-        .rule
-        .as_deref()
-        .map(|rule| format!(" (rule `{rule}`)"))
-        .unwrap_or_default();
-    let message = format!("The agent wants to run:\n\n{command}\n\n{why}{rule}. Allow it?");
-    let schema = ElicitationSchema::new(Default::default());
-    let asked = peer
-        .create_elicitation_with_timeout(
-            ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema: schema,
-            },
-            Some(ASK_TIMEOUT),
-        )
-        .await;
-    match asked {
-        Ok(answer) => match answer.action {
-            ElicitationAction::Accept => Approval::Approved,
-            _ => Approval::Declined,
-        },
-        Err(err) => {
-            tracing::warn!(%err, "could not ask the user to approve a command");
-            Approval::NotAsked
-        }
-    }
-}
 
 /// Forwards the engine's progress reports as MCP progress notifications until the call
 /// is `done`. The progress value is the elapsed time in seconds; the message starts with the
