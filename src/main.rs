@@ -1,6 +1,7 @@
 //! The `agent-bash` binary: the CLI and the MCP server over the engine. The only place that
 //! prints (and, for `mcp`, stdout belongs to the protocol: logs go to stderr).
 
+mod http;
 mod run;
 mod term;
 
@@ -228,6 +229,8 @@ struct McpArgs {
     /// The first id of a job or terminal (with --serve-target).
     #[arg(long, hide = true, value_name = "N", requires = "serve_target")]
     first_id: Option<u64>,
+    #[command(flatten)]
+    http: http::HttpArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -456,6 +459,7 @@ fn keep_large_buffers_out_of_the_heap() {
 }
 
 fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let http = args.http.options()?;
     keep_large_buffers_out_of_the_heap();
     init_logging(args.verbose, args.log_file.as_deref())?;
     let mut flags = structured_flag(args.structured);
@@ -483,15 +487,42 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         settings.config.first_id = args.first_id.unwrap_or(1);
     }
     let far_settings = settings.for_target();
+    if http.is_some() && !settings.config.target.is_local() {
+        anyhow::bail!(
+            "--http serves commands on this machine: run `agent-bash mcp --http` on the target \
+             itself rather than with --target"
+        );
+    }
     if settings.config.sandbox.supervised() && settings.config.target.is_local() {
         start_launcher(&settings.config);
     }
-    let session = Session::new(root, settings.config)?;
-    tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    if let Some(options) = http {
+        // One session per token, each with its own range of job and terminal ids.
+        let sessions = (0..options.tokens.len() as u64)
+            .map(|owner| {
+                let mut config = settings.config.clone();
+                config.first_id = owner * agent_bash_mcp::IDS_PER_OWNER + 1;
+                Session::new(root.clone(), config).map(Arc::new)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        tracing::info!(root = %root.display(), tokens = sessions.len(), "serving MCP over HTTP");
+        let served = runtime.block_on(async {
+            let stop = stop_signal()?;
+            agent_bash_mcp::serve_http(sessions, options, stop)
+                .await
+                .context("cannot serve HTTP")
+        });
+        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+        agent_bash_core::sandbox::stop_launcher();
+        served?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let session = Session::new(root, settings.config)?;
+    tracing::info!(root = %session.root().display(), "serving MCP on stdio");
     let served = runtime.block_on(async {
         let stop = stop_signal()?;
         let (stdin, stdout) = agent_bash_mcp::rmcp::transport::io::stdio_pipes();

@@ -13,7 +13,7 @@
 //! a spent answer, is asked again.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use agent_bash_core::{Approval, Approver, CancellationToken, Verdict};
@@ -149,7 +149,7 @@ struct Pending {
     /// The command the user is asked about: the answer approves this text only.
     command: String,
     /// Over HTTP, the token that was asked; `None` on stdio.
-    owner: Option<Arc<str>>,
+    owner: Option<usize>,
     asked_at: Instant,
 }
 
@@ -161,7 +161,7 @@ impl Questions {
         &self,
         request: &mut CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        owner: Option<&Arc<str>>,
+        owner: Option<usize>,
     ) -> Asking {
         let state = request.request_state.take();
         let responses = request.input_responses.take();
@@ -209,7 +209,7 @@ impl Questions {
         request: &CallToolRequestParams,
         command: String,
         question: String,
-        owner: Option<&Arc<str>>,
+        owner: Option<usize>,
     ) -> InputRequiredResult {
         let state = uuid::Uuid::new_v4().simple().to_string();
         let mut pending = lock(&self.pending);
@@ -228,7 +228,7 @@ impl Questions {
                 tool: request.name.to_string(),
                 arguments: request.arguments.clone(),
                 command,
-                owner: owner.cloned(),
+                owner,
                 asked_at: Instant::now(),
             },
         );
@@ -242,10 +242,10 @@ impl Questions {
 }
 
 impl Pending {
-    fn fits(&self, request: &CallToolRequestParams, owner: Option<&Arc<str>>) -> bool {
+    fn fits(&self, request: &CallToolRequestParams, owner: Option<usize>) -> bool {
         self.tool == request.name
             && self.arguments == request.arguments
-            && self.owner.as_deref() == owner.map(|owner| &**owner)
+            && self.owner == owner
             && self.asked_at.elapsed() < ASK_TIMEOUT
     }
 }

@@ -24,11 +24,13 @@
 
 mod args;
 mod ask;
+mod http;
 mod reply;
 mod server;
 mod target;
 mod tools;
 
+pub use http::{HttpOptions, IDS_PER_OWNER, serve_http};
 /// The MCP implementation the server is built on, for its transports and `QuitReason`.
 pub use rmcp;
 pub use server::Server;

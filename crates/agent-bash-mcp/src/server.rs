@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
 use crate::ask::{Asker, Asking, Questions};
+use crate::http::Owner;
 use crate::reply::Shape;
 use crate::target::{Caller, Remote};
 use crate::{args, reply, tools};
@@ -43,6 +44,9 @@ pub struct Server {
     remote: Option<Arc<Remote>>,
     /// Questions to the user waiting for the client's retried call (MCP 2026-07-28).
     questions: Arc<Questions>,
+    /// Over HTTP, the session of each token (`session` is the first): a request is served by
+    /// its owner's.
+    owners: Option<Arc<[Arc<Session>]>>,
 }
 
 impl Server {
@@ -60,7 +64,62 @@ impl Server {
             calls: TaskTracker::new(),
             remote,
             questions: Arc::default(),
+            owners: None,
         }
+    }
+
+    /// The server of several owners (HTTP's tokens), each with its session, whose ids are
+    /// its own range (`http::IDS_PER_OWNER`).
+    pub(crate) fn owned(sessions: Vec<Arc<Session>>) -> Server {
+        let mut server = Server::new(sessions[0].clone());
+        server.owners = Some(sessions.into());
+        server
+    }
+
+    pub(crate) fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Stops every call's command and each session's jobs and leftovers (HTTP's end).
+    pub(crate) async fn stop(&self, sessions: &[Arc<Session>]) {
+        self.shutdown.cancel();
+        self.calls.close();
+        let bound = self.session.stop_bound() + CALL_END_MARGIN;
+        let mut stopping = tokio::task::JoinSet::new();
+        for session in sessions {
+            let session = session.clone();
+            stopping.spawn(async move { session.stop_all().await });
+        }
+        let (calls_stopped, _) = tokio::join!(
+            tokio::time::timeout(bound, self.calls.wait()),
+            stopping.join_all()
+        );
+        if calls_stopped.is_err() {
+            tracing::warn!("calls still running at exit; their process groups are killed");
+        }
+        for session in sessions {
+            session.kill_all();
+        }
+    }
+
+    /// This server as the owner of `context`'s request sees it: its session. `Err` for an
+    /// HTTP request without an owner, which the front never lets through.
+    fn for_owner(&self, owner: Option<Owner>) -> Result<Server, ErrorData> {
+        let (Some(owners), Some(Owner(index))) = (&self.owners, owner) else {
+            return match self.owners {
+                Some(_) => Err(ErrorData::invalid_request(
+                    "a request without a token",
+                    None,
+                )),
+                None => Ok(self.clone()),
+            };
+        };
+        let mut server = self.clone();
+        server.session = owners
+            .get(index)
+            .cloned()
+            .ok_or_else(|| ErrorData::invalid_request("a request of an unknown token", None))?;
+        Ok(server)
     }
 
     /// The settings agent-bash on the session's target runs with: a settings file's text
@@ -447,7 +506,18 @@ impl ServerHandler for Server {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let owner = None;
+        let owner = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Owner>())
+            .copied();
+        let server = self.for_owner(owner)?;
+        if let Some(Owner(index)) = owner
+            && let Some(refused) = not_owned(&request, index)
+        {
+            return Ok(refused.into());
+        }
+        let owner = owner.map(|Owner(index)| index);
         let asking = self.questions.asking(&mut request, &context, owner);
         let asked = CallToolRequestParams::new(request.name.clone());
         let asked = match request.arguments.clone() {
@@ -456,7 +526,7 @@ impl ServerHandler for Server {
         };
         let result = self
             .calls
-            .track_future(self.call(request, context, &asking))
+            .track_future(server.call(request, context, &asking))
             .await;
         if let Some((command, question)) = asking.deferred() {
             let input = self.questions.ask(&asked, command, question, owner);
@@ -464,6 +534,26 @@ impl ServerHandler for Server {
         }
         Ok(result.into())
     }
+}
+
+/// The refusal of a call that names a job or terminal of another owner (HTTP's tokens).
+fn not_owned(request: &CallToolRequestParams, owner: usize) -> Option<CallToolResult> {
+    let arguments = request.arguments.as_ref()?;
+    let id = arguments
+        .get("job_id")
+        .or_else(|| arguments.get("id"))?
+        .as_u64()?;
+    let what = if arguments.contains_key("job_id") {
+        "job"
+    } else {
+        "terminal"
+    };
+    (crate::http::owner_of(id) != owner).then(|| {
+        reply::refusal(&format!(
+            "{what} {id} belongs to another token of this server: a token reaches only the \
+             jobs and terminals it started"
+        ))
+    })
 }
 
 /// How long a client may keep the tool list (MCP 2026-07-28 cache hint): an hour.

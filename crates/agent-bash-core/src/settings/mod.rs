@@ -36,11 +36,12 @@ pub const PROJECT_FILE: &str = ".agent-bash.toml";
 pub const ENV_PREFIX: &str = "AGENT_BASH_";
 
 /// `AGENT_BASH_*` variables that are not settings, and so are not refused as unknown ones:
-/// the paths of the binary and of the fixture program under test, which the project's test
-/// harness sets (`scripts/test`, `tests/mcp/conftest.py`). Any other variable starting with
-/// [`ENV_PREFIX`] must name a setting. (`AGENT_BASH=1`, set in every command's environment,
-/// does not start with the prefix.)
-pub const NON_SETTING_VARS: &[&str] = &["AGENT_BASH_BIN", "AGENT_BASH_FX"];
+/// the bearer token of `mcp --http` (a secret: never a setting, which `config` would show),
+/// and the paths of the binary and of the fixture program under test, which the project's
+/// test harness sets (`scripts/test`, `tests/mcp/conftest.py`). Any other variable starting
+/// with [`ENV_PREFIX`] must name a setting. (`AGENT_BASH=1`, set in every command's
+/// environment, does not start with the prefix.)
+pub const NON_SETTING_VARS: &[&str] = &["AGENT_BASH_HTTP_TOKEN", "AGENT_BASH_BIN", "AGENT_BASH_FX"];
 
 /// One source of settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
