@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from contextlib import asynccontextmanager, contextmanager
@@ -47,12 +48,13 @@ def http_server(root=None, args=(), env=None, tokens=(TOKEN,)):
                 url = f"http://{found.group(1)}"
                 break
         assert url, "the server never said where it listens"
+        # Its log goes on being read, so that it never blocks on a full pipe.
+        threading.Thread(target=process.stderr.read, daemon=True).start()
         yield url, process
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=10)
-        process.stderr.close()
 
 
 @asynccontextmanager
