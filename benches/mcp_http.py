@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MCP over Streamable HTTP next to stdio, through the official MCP Python SDK.
 
-    .venv/bin/python benches/http.py [--bin target/release/agent-bash] [--calls 300]
+    .venv/bin/python benches/mcp_http.py [--bin target/release/agent-bash] [--calls 300]
                                      [--load 1000] [--clients 16]
 
 Latency: `bash` `echo hi` through `mcp.Client`, for each protocol revision (2025-11-25, with
@@ -109,13 +109,13 @@ async def latency(binary, url, calls):
 async def load(url, total, clients, pid):
     mix = [("bash", {"command": "echo hi"}), ("bash", {"command": "seq 1 2000"}), ("bash_jobs", {})]
     times, errors = [], []
-    per_client = total // clients
     before = (status_of(pid, "VmRSS"), len(os.listdir(f"/proc/{pid}/fd")))
 
     async def one(index):
         http, c = http_client(url, "2026-07-28")
         async with http, c:
-            for n in range(per_client):
+            # The calls are dealt out: the first `total % clients` clients make one more.
+            for n in range(total // clients + (index < total % clients)):
                 tool, arguments = mix[(index + n) % len(mix)]
                 began = time.perf_counter()
                 try:
