@@ -170,6 +170,8 @@ impl Server {
                 // A client may leave before it starts: after `server/discover` alone (MCP
                 // 2026-07-28), or having sent nothing.
                 Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(QuitReason::Closed),
+                // A signal before the client started.
+                Err(ServerInitializeError::Cancelled) => return Ok(QuitReason::Cancelled),
                 Err(err) => return Err(io::Error::other(format!("MCP handshake failed: {err}"))),
             };
             running
