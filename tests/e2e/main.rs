@@ -20,5 +20,6 @@ mod processes;
 mod sandbox;
 mod schema;
 mod secrets;
+mod snapshot;
 mod support;
 mod terminal;

@@ -56,21 +56,22 @@ mod request;
 pub mod sandbox;
 mod session;
 pub mod settings;
+mod snapshot;
 mod target;
 mod terminal;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
 pub use config::{
     AuditConfig, Budget, Config, KIB, MIB, McpConfig, OnTimeout, SecretsConfig, SecretsMode,
-    TerminalConfig, TrustConfig, Unanswered,
+    ShellSnapshot, TerminalConfig, TrustConfig, Unanswered,
 };
 pub use error::Error;
 pub use jobs::{JobInfo, JobList, JobOrigin, JobOutput, JobStatus};
 pub use outcome::{Note, Outcome};
 pub use output::{BinaryKind, Stream, StreamStats};
 pub use policy::{
-    Allowance, Approval, Approver, Decision, NoApprover, Policy, PolicySettings, Refusal, RuleSpec,
-    Segment, Verdict, builtin_rules,
+    Allowance, Approval, Approver, Decision, Host, NoApprover, Policy, PolicySettings, Refusal,
+    RuleSpec, Segment, Verdict, builtin_rules, builtin_suggestions, hosts,
 };
 pub use process::ProcessInfo;
 pub use request::Request;

@@ -155,6 +155,12 @@ pub enum Note {
         /// Why the read failed.
         error: String,
     },
+    /// The session runs without the user's shell snapshot (`shell.snapshot = "rc"`), or
+    /// keeps an older one: the capture failed or was not taken.
+    NoShellSnapshot {
+        /// Why.
+        problem: String,
+    },
     /// The default sandbox is off for the session: this kernel cannot confine writes, or
     /// the program has no supervisor to apply it.
     SandboxOff {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::collect::{Hooks, Progress};
-use crate::config::{Config, SecretsMode};
+use crate::config::{Config, SecretsMode, ShellSnapshot};
 use crate::error::Error;
 use crate::jobs::{JobList, JobOutput, Jobs};
 use crate::lock;
@@ -24,6 +24,7 @@ use crate::process::group::GroupGuard;
 use crate::process::stop::{self, StopTimes};
 use crate::request::Request;
 use crate::sandbox::{self, SandboxMode, Sandboxing};
+use crate::snapshot::{Capture, Shell};
 use crate::terminal::{TerminalAnswer, TerminalInput, TerminalOpen, TerminalWait, Terminals};
 use crate::{audit, exit, pipeline};
 
@@ -54,13 +55,24 @@ pub struct Session {
     supervising: OnceLock<Sandboxing>,
     /// Terminal sessions (`terminal_open`…), closed with the session.
     terminals: Terminals,
-    /// What the first result says of the default sandbox: why it is off, or what this
-    /// kernel leaves of it unenforced (taken by that result).
-    sandbox_notice: Mutex<Option<Note>>,
+    /// The commands a suggestion stopped once (`first_suggestion`).
+    suggested: Suggested,
+    /// What the next result says once: why the default sandbox is off, or what this kernel
+    /// leaves of it unenforced; why there is no shell snapshot.
+    notices: Mutex<Vec<Note>>,
+    /// The user's shell, when `shell.snapshot` is `rc`.
+    pub(crate) shell: Shell,
     /// The windows of time during which confined commands of the session ran: a settings
     /// file changed inside one is not trusted by a later session. Last, so that its window
     /// closes once the jobs and terminals are gone.
     windows: sandbox::Windows,
+}
+
+/// The commands a suggestion stopped, by their keyed hash.
+#[derive(Debug, Default)]
+struct Suggested {
+    keys: std::hash::RandomState,
+    seen: Mutex<std::collections::HashSet<u64>>,
 }
 
 /// Whether calls are recorded, and where.
@@ -126,18 +138,23 @@ impl Session {
             .spill_parent
             .clone()
             .unwrap_or_else(crate::output::spill::default_base);
-        let (env_remove, secrets) = secret_environment(&config)?;
-        let env: Vec<(String, String)> = crate::env::noninteractive(&failing)
+        let env_remove = removed_variables(&config);
+        let mut env: Vec<(String, String)> = crate::env::noninteractive(&failing)
             .into_iter()
             .map(|(name, value)| (name.to_string(), value))
             // The user's own settings win over the non-interactive defaults.
             .filter(|(name, _)| !config.env_set.iter().any(|(set, _)| set == name))
             .chain(config.env_set.iter().cloned())
             .collect();
+        let spill_dir = SpillDir::capped(spill_parent, config.session_cap_bytes);
+        let (shell, shell_problem, secrets) =
+            start_shell(&config, &bash, &spill_dir, &env, &env_remove)?;
+        if let Some(path) = shell.path() {
+            env.push(("BASH_ENV".into(), path.display().to_string()));
+        }
         let policy = Policy::new(&config.policy)
             .map_err(|err| Error::config("policy", err.to_string()))?
             .with_environment(shell_environment(&env, &env_remove, &config));
-        let spill_dir = SpillDir::capped(spill_parent, config.session_cap_bytes);
         spill_dir.clean_old(crate::output::spill::SESSION_DIR_MAX_AGE);
         let audit = match (config.audit.enabled, &config.audit.path) {
             (false, _) => AuditLog::Off,
@@ -161,10 +178,15 @@ impl Session {
             sandboxing: OnceLock::new(),
             supervising: OnceLock::new(),
             terminals: Terminals::numbered_from(first_id),
-            sandbox_notice: Mutex::new(None),
+            notices: Mutex::new(Vec::new()),
+            suggested: Suggested::default(),
+            shell,
             windows: sandbox::Windows::new(sandbox::state_dir()),
         };
         session.check_sandbox()?;
+        if let Some(problem) = shell_problem {
+            session.notice(Note::NoShellSnapshot { problem });
+        }
         Ok(session)
     }
 
@@ -289,14 +311,26 @@ impl Session {
             .collect()
     }
 
-    /// Says `note` in the next result (one at a time).
-    pub(crate) fn notice(&self, note: Note) {
-        *lock(&self.sandbox_notice) = Some(note);
+    /// True the first time a suggestion stops `command` in this session; false once it did
+    /// (the same text sent again runs). The texts are kept as hashes under a key of the
+    /// session's, so a long command costs 8 bytes; two texts with the same hash are a 2^-64
+    /// chance, and a suggestion that does not come is no harm.
+    pub(crate) fn first_suggestion(&self, command: &str) -> bool {
+        let hash = std::hash::BuildHasher::hash_one(&self.suggested.keys, command);
+        lock(&self.suggested.seen).insert(hash)
     }
 
-    /// What the first result says of the default sandbox, once.
-    pub(crate) fn take_sandbox_notice(&self) -> Option<Note> {
-        lock(&self.sandbox_notice).take()
+    /// Says `note` in the next result (one at a time).
+    pub(crate) fn notice(&self, note: Note) {
+        let mut notices = lock(&self.notices);
+        if !notices.contains(&note) {
+            notices.push(note);
+        }
+    }
+
+    /// What the next result says of the session once: the default sandbox, the snapshot.
+    pub(crate) fn take_sandbox_notice(&self) -> Vec<Note> {
+        std::mem::take(&mut *lock(&self.notices))
     }
 
     /// The sandbox of a call that asks for `asked`, if anything confines it.
@@ -437,7 +471,8 @@ impl Session {
     /// # }
     /// ```
     pub fn check(&self, command: &str) -> Verdict {
-        self.policy.check(command)
+        let shell = self.shell.definitions();
+        crate::policy::check(&self.policy, command, false, &shell.definitions)
     }
 
     /// The person's own settings file, where a refusal's hint says settings that would allow
@@ -947,23 +982,61 @@ fn shell_environment(
         .collect()
 }
 
-fn secret_environment(config: &Config) -> Result<(Vec<String>, Secrets), Error> {
+fn removed_variables(config: &Config) -> Vec<String> {
+    let mut remove = config.env_remove.clone();
+    if config.secrets.mode == SecretsMode::Remove {
+        remove.extend(
+            std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .filter(|name| redact::is_secret_name(name, &config.secrets))
+                .filter(|name| !config.env_set.iter().any(|(set, _)| set == name)),
+        );
+    }
+    remove
+}
+
+/// The session's shell snapshot (captured now when `shell.snapshot` is `rc`), why there is
+/// none, and the secrets to redact: those of the inherited environment, `env.set`, and the
+/// snapshot's exported variables. Removed variables count too: a command may still find
+/// their values elsewhere.
+fn start_shell(
+    config: &Config,
+    bash: &Path,
+    spill_dir: &SpillDir,
+    env: &[(String, String)],
+    env_remove: &[String],
+) -> Result<(Shell, Option<String>, Secrets), Error> {
     use std::os::unix::ffi::OsStrExt as _;
     let inherited: Vec<(String, OsString)> = std::env::vars_os()
         .map(|(name, value)| (name.to_string_lossy().into_owned(), value))
         .collect();
-    let mut remove = config.env_remove.clone();
-    if config.secrets.mode == SecretsMode::Remove {
-        remove.extend(
-            inherited
-                .iter()
-                .map(|(name, _)| name)
-                .filter(|name| redact::is_secret_name(name, &config.secrets))
-                .filter(|name| !config.env_set.iter().any(|(set, _)| set == *name))
-                .cloned(),
-        );
-    }
-    // Removed variables count too: a command may still find their values elsewhere.
+    let capture = match config.shell_snapshot {
+        ShellSnapshot::Off => Ok(None),
+        ShellSnapshot::Rc => spill_dir.path().map(|dir| {
+            Some(Capture {
+                bash: bash.to_path_buf(),
+                dir,
+                env: env.to_vec(),
+                env_remove: env_remove.to_vec(),
+                skip: env
+                    .iter()
+                    .map(|(name, _)| name.clone())
+                    .chain(env_remove.iter().cloned())
+                    .collect(),
+            })
+        }),
+    };
+    let (capture, no_dir) = match capture {
+        Ok(capture) => (capture, None),
+        Err(problem) => (None, Some(problem)),
+    };
+    let known_secrets = inherited
+        .iter()
+        .filter(|(name, _)| redact::is_secret_name(name, &config.secrets))
+        .map(|(name, value)| (name.clone(), value.to_string_lossy().into_owned()))
+        .chain(config.env_set.iter().cloned())
+        .collect();
+    let (shell, exported, problem) = Shell::start(capture, &config.secrets, known_secrets);
     let known = inherited
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_bytes()))
@@ -971,7 +1044,9 @@ fn secret_environment(config: &Config) -> Result<(Vec<String>, Secrets), Error> 
             config
                 .env_set
                 .iter()
+                .chain(&exported)
                 .map(|(name, value)| (name.as_str(), value.as_bytes())),
         );
-    Ok((remove, Secrets::new(known, &config.secrets)?))
+    let secrets = Secrets::new(known, &config.secrets)?;
+    Ok((shell, problem.or(no_dir), secrets))
 }
