@@ -437,6 +437,7 @@ mod tests {
                 reason: String::new(),
                 segment: Vec::new(),
                 hint: None,
+                tool: None,
             }),
             ..Outcome::default()
         };

@@ -413,6 +413,8 @@ fn the_policy_checks_the_opening_command_and_lines_typed_at_a_shell_prompt() {
                 command: Some("curl *".into()),
                 regex: None,
                 reason: Some("no network here".into()),
+                tool: None,
+                message: None,
                 examples: Vec::new(),
                 counter_examples: Vec::new(),
             });

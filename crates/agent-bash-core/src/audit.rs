@@ -21,10 +21,13 @@ pub(crate) struct Entry<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<&'a str>,
     pub cwd: &'a Path,
-    /// `allow`, `ask` or `deny`: the policy's decision.
+    /// `allow`, `suggest`, `ask` or `deny`: the policy's decision.
     pub decision: &'a str,
     /// The rule that decided, if one did.
     pub rule: Option<&'a str>,
+    /// For `suggest`: the host's tool the result named instead of the command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
     /// For `ask`: whether the user approved (`None` when nobody could be asked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approved: Option<bool>,
@@ -65,6 +68,7 @@ impl<'a> Entry<'a> {
             cwd: &outcome.cwd,
             decision,
             rule,
+            tool: None,
             approved,
             ran: outcome.refused.is_none(),
             exit_code: outcome.exit_code,
@@ -98,6 +102,7 @@ impl<'a> Entry<'a> {
             cwd,
             decision,
             rule,
+            tool: None,
             approved: None,
             ran,
             exit_code: None,

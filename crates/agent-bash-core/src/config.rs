@@ -60,6 +60,9 @@ pub struct Config {
     pub on_timeout: OnTimeout,
     /// What an `ask` that nobody can answer does (`policy.unanswered`).
     pub unanswered: Unanswered,
+    /// Whether commands start with the user's shell: the functions, aliases, options and
+    /// exported variables of their interactive bash rc (`shell.snapshot`).
+    pub shell_snapshot: ShellSnapshot,
     /// Most background jobs running at once. 0: the session keeps no jobs (a timeout then
     /// kills, and processes a command leaves running are only listed).
     pub max_jobs: usize,
@@ -81,6 +84,9 @@ pub struct Config {
     pub audit: AuditConfig,
     /// How the MCP server shapes its results (the engine does not read it).
     pub mcp: McpConfig,
+    /// What the MCP server exports about its calls (`[telemetry]`; the engine does not read
+    /// it).
+    pub telemetry: TelemetryConfig,
     /// Which project roots are trusted: their project file is read in full.
     pub trust: TrustConfig,
     /// The kernel sandbox of commands (`[sandbox]`).
@@ -146,6 +152,49 @@ pub struct McpConfig {
     /// Results also carry `structuredContent` (led by the model's text) and the tools
     /// declare an `outputSchema`. Off: results are the model's text (and images) only.
     pub structured: bool,
+}
+
+/// OpenTelemetry from the MCP server (`[telemetry]`): a span per call and per background job,
+/// and its metrics, sent over OTLP/HTTP to where the standard `OTEL_EXPORTER_OTLP_*`
+/// variables say (docs/telemetry.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TelemetryConfig {
+    /// Where spans and metrics go: nowhere (the default), or an OTLP collector.
+    pub export: TelemetryExport,
+    /// Spans carry each command's text (`agent_bash.command`) beside its hash. Off, only the
+    /// hash: a command's text may hold a secret that output redaction never sees.
+    pub command_text: bool,
+}
+
+/// Where the MCP server's telemetry goes (`telemetry.export`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TelemetryExport {
+    /// Nowhere: no exporter, no thread, nothing recorded.
+    #[default]
+    Off,
+    /// OTLP over HTTP (protobuf or JSON), configured by the `OTEL_EXPORTER_OTLP_*` variables.
+    Otlp,
+}
+
+impl TelemetryExport {
+    /// Each choice by its name in the settings.
+    pub const NAMES: &[(&str, TelemetryExport)] = &[
+        ("off", TelemetryExport::Off),
+        ("otlp", TelemetryExport::Otlp),
+    ];
+
+    /// The choice's name in the settings.
+    pub fn name(self) -> &'static str {
+        match self {
+            TelemetryExport::Off => "off",
+            TelemetryExport::Otlp => "otlp",
+        }
+    }
+
+    /// True if and only if spans and metrics are sent to an OTLP collector.
+    pub fn is_otlp(self) -> bool {
+        self == TelemetryExport::Otlp
+    }
 }
 
 /// The audit log: one JSON line per call, refused ones included.
@@ -233,6 +282,31 @@ impl Unanswered {
         match self {
             Unanswered::Confine => "confine",
             Unanswered::Refuse => "refuse",
+        }
+    }
+}
+
+/// Whether commands start with the user's shell (`shell.snapshot`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShellSnapshot {
+    /// A plain `bash -c`: no rc file, the same for every user.
+    #[default]
+    Off,
+    /// The user's interactive bash rc is run once (and again when an rc file changes), and
+    /// what it defined is sourced before each command.
+    Rc,
+}
+
+impl ShellSnapshot {
+    /// Each choice by its name in the settings.
+    pub const NAMES: &[(&str, ShellSnapshot)] =
+        &[("off", ShellSnapshot::Off), ("rc", ShellSnapshot::Rc)];
+
+    /// The choice's name in the settings.
+    pub fn name(self) -> &'static str {
+        match self {
+            ShellSnapshot::Off => "off",
+            ShellSnapshot::Rc => "rc",
         }
     }
 }
@@ -341,6 +415,7 @@ impl Default for Config {
             spill_parent: None,
             on_timeout: OnTimeout::Background,
             unanswered: Unanswered::Confine,
+            shell_snapshot: ShellSnapshot::Off,
             max_jobs: 16,
             keep_finished_jobs: 64,
             max_wait: Duration::from_secs(600),
@@ -350,6 +425,7 @@ impl Default for Config {
             policy: agent_bash_policy::PolicySettings::default(),
             audit: AuditConfig::default(),
             mcp: McpConfig::default(),
+            telemetry: TelemetryConfig::default(),
             trust: TrustConfig::default(),
             sandbox: crate::sandbox::SandboxConfig::default(),
             supervisor: None,

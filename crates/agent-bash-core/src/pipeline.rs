@@ -35,11 +35,17 @@ pub(crate) async fn run(
         .check_base()
         .map_err(|reason| Error::OutputDir { reason })?;
     session.mend_own_files()?;
+    // The user's shell, captured again if an rc file changed.
+    if let Some(problem) = session.shell.refresh().await {
+        session.notice(Note::NoShellSnapshot { problem });
+    }
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
+    let shell = session.shell.definitions();
     let mut verdict = policy::check(
         &session.policy,
         &call.command,
         session.config.caller_decides,
+        &shell.definitions,
     );
     let mut bounded = None;
     if verdict.bounded_by_sandbox() && session.confines_writes(call.sandbox) {
@@ -49,7 +55,7 @@ pub(crate) async fn run(
     }
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(&call.command, &verdict).await,
-        Decision::Allow | Decision::Deny => Approval::NotAsked,
+        Decision::Allow | Decision::Suggest | Decision::Deny => Approval::NotAsked,
     };
     // An `ask` nobody could answer runs under a stricter sandbox, where one holds fully.
     let mut instead = None;
@@ -64,6 +70,7 @@ pub(crate) async fn run(
     }
     let refused = match verdict.decision {
         Decision::Allow => false,
+        Decision::Suggest => first_suggestion(session, &call, &verdict),
         Decision::Ask => approval != Approval::Approved && instead.is_none(),
         Decision::Deny => true,
     };
@@ -106,13 +113,16 @@ pub(crate) async fn judge(
     request: &Request,
     approver: &impl Approver,
 ) -> Option<Outcome> {
-    let verdict = policy::check(&session.policy, &request.command, false);
+    let shell = session.shell.definitions();
+    let verdict = policy::check(&session.policy, &request.command, false, &shell.definitions);
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(&request.command, &verdict).await,
-        Decision::Allow | Decision::Deny => Approval::NotAsked,
+        Decision::Allow | Decision::Suggest | Decision::Deny => Approval::NotAsked,
     };
     let refused = match verdict.decision {
-        Decision::Allow => false,
+        // The host's tools work on this machine's files, the command on the target's: a
+        // suggestion would send the model to the wrong files.
+        Decision::Allow | Decision::Suggest => false,
         Decision::Ask => approval != Approval::Approved,
         Decision::Deny => true,
     };
@@ -233,18 +243,32 @@ fn explain_sandbox(
     }
 }
 
-/// A call the policy refused: nothing runs; the result says why and what would allow it.
+/// True if a `suggest` verdict stops the call: the first time the session sees this
+/// command. Sent again, it runs: the model read the suggestion and chose the shell (the
+/// policy allowed the command apart from the suggestion, so nothing is loosened). A verdict
+/// without a tool (a shell definition's body decided it) never stops one.
+fn first_suggestion(session: &Session, call: &Call, verdict: &Verdict) -> bool {
+    verdict.suggested_tool().is_some() && session.first_suggestion(&call.command)
+}
+
+/// A call the policy refused: nothing runs; the result says why and what would allow it
+/// (or, for a suggestion, which tool to use and how to run it anyway).
 fn refuse(session: &Session, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
-    let mut outcome = Outcome {
-        command: call.command.clone(),
-        cwd: call.cwd.clone(),
-        timeout_secs: call.timeout.as_secs(),
-        refused: Some(render::refusal(
+    let refused = if verdict.decision == Decision::Suggest {
+        render::suggestion(verdict)
+    } else {
+        render::refusal(
             verdict,
             approval,
             session.policy.allowing(&call.command).as_ref(),
             &session.user_file(),
-        )),
+        )
+    };
+    let mut outcome = Outcome {
+        command: call.command.clone(),
+        cwd: call.cwd.clone(),
+        timeout_secs: call.timeout.as_secs(),
+        refused: Some(refused),
         ..Outcome::default()
     };
     record(session, call, &mut outcome, verdict, approved(approval));
@@ -282,7 +306,10 @@ fn record(
     let decision = render::decision_name(verdict.decision);
     let description = call.description.as_deref();
     let rule = verdict.rule.as_deref();
-    let entry = audit::Entry::of(outcome, description, decision, rule, approved);
+    let mut entry = audit::Entry::of(outcome, description, decision, rule, approved);
+    // A suggestion's tool: `ran` says whether this was the first time (not run) or the
+    // command sent again.
+    entry.tool = verdict.suggested_tool();
     if let Err(error) = audit::append(&path, &entry) {
         outcome.notes.push(Note::AuditFailed { error });
     }
@@ -564,5 +591,66 @@ mod tests {
                 .is_some_and(|error| error.contains("keeps no background jobs")),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_suggestion_stops_a_command_once_and_the_audit_log_says_so() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let log = dir.path().join("audit.jsonl");
+        let mut config = Config {
+            spill_parent: Some(dir.path().join("out")),
+            ..Config::default()
+        };
+        config.audit.path = Some(log.clone());
+        config.policy.host = Some("claude-code".into());
+        let file = dir.path().join("f");
+        std::fs::write(&file, "a\n").expect("the file");
+        let session = Session::new(dir.path(), config).expect("a session");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let edit = Request::new("sed -i s/a/b/ f");
+        let first = runtime
+            .block_on(session.run(edit.clone()))
+            .expect("an outcome");
+        let refusal = first.refused.as_ref().expect("not run");
+        assert_eq!(refusal.decision, Decision::Suggest);
+        assert_eq!(refusal.tool.as_deref(), Some("Edit"));
+        let text = render::text(&first);
+        assert!(
+            text.starts_with("[not run: use the `Edit` tool for this]\ncommand: sed -i s/a/b/ f"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).expect("f"), "a\n", "not run");
+        // Sent again, the same command runs; another one is still stopped.
+        let again = runtime.block_on(session.run(edit)).expect("it runs");
+        assert_eq!(again.exit_code, Some(0), "{again:?}");
+        assert_eq!(std::fs::read_to_string(&file).expect("f"), "b\n");
+        let other = runtime
+            .block_on(session.run(Request::new("sed -i s/b/c/ f")))
+            .expect("an outcome");
+        assert!(other.refused.is_some());
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+            .expect("the log")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        let seen: Vec<(&str, &str, bool)> = lines
+            .iter()
+            .map(|line| {
+                let field = |name: &str| line[name].as_str().unwrap_or_default();
+                (field("decision"), field("tool"), line["ran"] == true)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("suggest", "Edit", false),
+                ("suggest", "Edit", true),
+                ("suggest", "Edit", false)
+            ]
+        );
+        assert_eq!(lines[0]["rule"], "suggest-edit");
     }
 }

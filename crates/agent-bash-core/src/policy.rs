@@ -1,12 +1,16 @@
 //! Policy stage: decides from the command's parsed structure whether it runs, needs the
 //! user's approval, or is refused (the `agent-bash-policy` crate). A refusal is worded by
-//! `render::refusal`: the reason, the rule, and the configuration change that would allow it.
+//! `render::refusal`: the reason, the rule, and the configuration change that would allow it;
+//! a suggestion (the host has a tool for the command) by `render::suggestion`.
 
 pub use agent_bash_policy::{
-    Allowance, Decision, Policy, PolicySettings, RuleSpec, Segment, Verdict, builtin_rules,
+    Allowance, Decision, Host, Policy, PolicySettings, RuleSpec, Segment, Verdict, builtin_rules,
+    builtin_suggestions, hosts,
 };
 
 use std::future::Future;
+
+use crate::snapshot::Definitions;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,11 +31,12 @@ pub enum Approval {
     Deferred,
 }
 
-/// Why a call was refused; nothing was run.
+/// Why a call was refused; nothing was run. A suggestion is one too (`decision` `suggest`):
+/// the host has a tool for the command, and sending it again runs it.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
-    /// `deny`, or `ask` when approval was needed and not given.
+    /// `deny`, or `ask` when approval was needed and not given, or `suggest`.
     #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub decision: Decision,
     /// The rule that decided (a built-in's name, or a configured rule's name); `None` when
@@ -44,6 +49,9 @@ pub struct Refusal {
     pub segment: Vec<String>,
     /// What would allow it.
     pub hint: Option<String>,
+    /// For `suggest`: the host's tool to use instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// Asks the user whether a command the policy wants approved (`ask`) may run. The engine
@@ -68,7 +76,12 @@ impl Approver for NoApprover {
 /// The pipeline's one parse of a call's command. When the caller decided (this session is
 /// another agent-bash's target, whose policy allowed the command, or its user approved it,
 /// before sending it), the command is allowed without a second look.
-pub(crate) fn check(policy: &Policy, command: &str, caller_decided: bool) -> Verdict {
+pub(crate) fn check(
+    policy: &Policy,
+    command: &str,
+    caller_decided: bool,
+    shell: &Definitions,
+) -> Verdict {
     if caller_decided {
         return Verdict {
             decision: Decision::Allow,
@@ -79,7 +92,50 @@ pub(crate) fn check(policy: &Policy, command: &str, caller_decided: bool) -> Ver
     }
     #[cfg(test)]
     CHECKS.with(|checks| checks.set(checks.get() + 1));
-    policy.check(command)
+    through_definitions(policy, policy.check(command), shell, &mut Vec::new())
+}
+
+/// The verdict on a command whose words may call the shell snapshot's aliases and functions:
+/// each such call is judged by its body as well (an alias by its text and the call's other
+/// words, a function by its definition), and the stricter decision holds. An alias is not
+/// expanded inside itself (`alias ls='ls --color'`), as in bash; nesting stops at four.
+fn through_definitions(
+    policy: &Policy,
+    mut verdict: Verdict,
+    shell: &Definitions,
+    expanding: &mut Vec<String>,
+) -> Verdict {
+    if expanding.len() >= 4 || (shell.aliases.is_empty() && shell.functions.is_empty()) {
+        return verdict;
+    }
+    let called: Vec<Vec<String>> = verdict.segments.iter().map(|s| s.argv.clone()).collect();
+    for argv in called {
+        let Some(name) = argv.first().filter(|name| !expanding.contains(name)) else {
+            continue;
+        };
+        let (kind, body) = if let Some(alias) = shell.aliases.get(name) {
+            ("an alias", format!("{alias} {}", argv[1..].join(" ")))
+        } else if let Some(function) = shell.functions.get(name) {
+            ("a function", function.clone())
+        } else {
+            continue;
+        };
+        expanding.push(name.clone());
+        let inner = through_definitions(policy, policy.check(&body), shell, expanding);
+        expanding.pop();
+        // A suggestion is about the command as typed (a harness's tool instead of it), not
+        // about what a definition runs inside.
+        if inner.decision > verdict.decision && inner.decision != Decision::Suggest {
+            let why = inner.reason.as_deref().unwrap_or("its body decides");
+            verdict.decision = inner.decision;
+            verdict.reason = Some(format!(
+                "`{name}` is {kind} of your shell (shell.snapshot) that runs `{}`: {why}",
+                body.lines().map(str::trim).collect::<Vec<_>>().join(" ")
+            ));
+            verdict.rule = inner.rule;
+        }
+    }
+    verdict
 }
 
 #[cfg(test)]

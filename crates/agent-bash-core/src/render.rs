@@ -41,6 +41,9 @@ const LISTED_PROCESSES: usize = 5;
 /// ```
 pub fn text(outcome: &Outcome) -> String {
     if let Some(refusal) = &outcome.refused {
+        if refusal.decision == Decision::Suggest {
+            return suggested(refusal, &outcome.command);
+        }
         return refused(refusal);
     }
     let mut out = String::with_capacity(outcome.stdout.len() + outcome.stderr.len() + 256);
@@ -129,14 +132,17 @@ pub fn verdict(verdict: &Verdict) -> String {
         if !segment.redirects.is_empty() {
             let _ = write!(out, " {}", segment.redirects.join(" "));
         }
-        match (&segment.rule, &segment.reason) {
-            (Some(rule), _) => {
+        match (&segment.rule, &segment.reason, &segment.tool) {
+            (Some(rule), _, Some(tool)) => {
+                let _ = write!(out, "  [rule {rule}: use the `{tool}` tool]");
+            }
+            (Some(rule), _, None) => {
                 let _ = write!(out, "  [rule {rule}]");
             }
-            (None, Some(reason)) => {
+            (None, Some(reason), _) => {
                 let _ = write!(out, "  [{}]", clip(reason, 200));
             }
-            (None, None) => out.push_str("  [default]"),
+            (None, None, _) => out.push_str("  [default]"),
         }
         if !segment.via.is_empty() {
             let _ = write!(out, "  (in {})", segment.via.join(" › "));
@@ -144,8 +150,14 @@ pub fn verdict(verdict: &Verdict) -> String {
         out.push('\n');
     }
     let _ = write!(out, "decision: {}", name(verdict.decision));
-    if let Some(rule) = &verdict.rule {
-        let _ = write!(out, " (rule {rule})");
+    match (&verdict.rule, verdict.suggested_tool()) {
+        (Some(rule), Some(tool)) => {
+            let _ = write!(out, " (rule {rule}, tool {tool})");
+        }
+        (Some(rule), None) => {
+            let _ = write!(out, " (rule {rule})");
+        }
+        (None, _) => {}
     }
     if let Some(reason) = &verdict.reason {
         let _ = write!(out, ": {reason}");
@@ -158,6 +170,8 @@ fn refused(refusal: &Refusal) -> String {
     let what = match refusal.decision {
         Decision::Deny => "denied",
         Decision::Ask | Decision::Allow => "not approved",
+        // Not a refusal, and worded apart (`text` sends it there with the whole command).
+        Decision::Suggest => return suggested(refusal, &refusal.segment.join(" ")),
     };
     let mut out = format!("[refused by policy: {what}; nothing was run]\n");
     let _ = write!(out, "reason: {}", clip(&refusal.reason, 500));
@@ -171,6 +185,48 @@ fn refused(refusal: &Refusal) -> String {
     }
     if let Some(hint) = &refusal.hint {
         let _ = writeln!(out, "hint: {}", clip(hint, 500 + MAX_SNIPPET_BYTES));
+    }
+    out.pop();
+    out
+}
+
+/// A call not run because the host has a tool for it: which tool, the command as sent,
+/// why, and how to run it anyway. Worded unlike a refusal: nothing forbids the command.
+///
+/// ```
+/// use agent_bash_core::{Decision, Outcome, Refusal, render};
+///
+/// let outcome = Outcome {
+///     command: "cat src/main.rs".into(),
+///     refused: Some(Refusal {
+///         decision: Decision::Suggest,
+///         rule: Some("suggest-read".into()),
+///         reason: "read files with `Read` rather than the shell".into(),
+///         segment: vec!["cat".into(), "src/main.rs".into()],
+///         hint: Some("to run it in the shell anyway, send the same command again".into()),
+///         tool: Some("Read".into()),
+///     }),
+///     ..Outcome::default()
+/// };
+/// assert_eq!(
+///     render::text(&outcome),
+///     "[not run: use the `Read` tool for this]\n\
+///      command: cat src/main.rs\n\
+///      why: read files with `Read` rather than the shell (suggestion `suggest-read`)\n\
+///      hint: to run it in the shell anyway, send the same command again"
+/// );
+/// ```
+fn suggested(refusal: &Refusal, command: &str) -> String {
+    let tool = refusal.tool.as_deref().unwrap_or("host's");
+    let mut out = format!("[not run: use the `{tool}` tool for this]\n");
+    let _ = writeln!(out, "command: {}", clip(command, 300));
+    let _ = write!(out, "why: {}", clip(&refusal.reason, 500));
+    if let Some(rule) = &refusal.rule {
+        let _ = write!(out, " (suggestion `{rule}`)");
+    }
+    out.push('\n');
+    if let Some(hint) = &refusal.hint {
+        let _ = writeln!(out, "hint: {}", clip(hint, 500));
     }
     out.pop();
     out
@@ -462,6 +518,9 @@ pub fn note(note: &Note) -> String {
             format!("the job's {stream} file is incomplete: {error}")
         }
         Note::JobReadFailed { error } => format!("the job's output could not be read: {error}"),
+        Note::NoShellSnapshot { problem } => {
+            format!("shell snapshot (shell.snapshot = \"rc\"): {problem}; commands run without it")
+        }
         Note::SandboxOff { reason } => format!(
             "sandbox off for this session: {reason}; commands run unconfined (`agent-bash sandbox probe` explains)"
         ),
@@ -568,12 +627,36 @@ fn size(bytes: u64) -> String {
     format!("{value:.1} {}", UNITS[unit])
 }
 
-/// `allow`, `ask` or `deny`, as the settings and the JSON spell them.
+/// `allow`, `suggest`, `ask` or `deny`, as the settings and the JSON spell them.
 pub fn decision_name(decision: Decision) -> &'static str {
     match decision {
         Decision::Allow => "allow",
+        Decision::Suggest => "suggest",
         Decision::Ask => "ask",
         Decision::Deny => "deny",
+    }
+}
+
+/// What a suggestion's result tells the model about running the command anyway.
+pub(crate) const RUN_ANYWAY: &str =
+    "a suggestion, not a refusal: to run it in the shell anyway, send the same command again";
+
+/// The result of a call the policy decided `suggest` on: the host's tool, the message, and
+/// how to run it anyway (`RUN_ANYWAY`).
+pub(crate) fn suggestion(verdict: &Verdict) -> Refusal {
+    let segment = verdict
+        .segments
+        .iter()
+        .find(|segment| segment.decision == Decision::Suggest)
+        .map(|segment| segment.argv.clone())
+        .unwrap_or_default();
+    Refusal {
+        decision: Decision::Suggest,
+        rule: verdict.rule.clone(),
+        reason: verdict.reason.clone().unwrap_or_default(),
+        segment,
+        hint: Some(RUN_ANYWAY.to_owned()),
+        tool: verdict.suggested_tool().map(str::to_owned),
     }
 }
 
@@ -624,6 +707,7 @@ pub(crate) fn refusal(
         reason,
         segment,
         hint: Some(hint),
+        tool: None,
     }
 }
 

@@ -35,6 +35,8 @@ fn rule(decision: &str, command: Option<&str>, regex: Option<&str>) -> agent_bas
         command: command.map(str::to_owned),
         regex: regex.map(str::to_owned),
         reason: None,
+        tool: None,
+        message: None,
         examples: Vec::new(),
         counter_examples: Vec::new(),
     }

@@ -19,7 +19,11 @@ const PATTERN_WORDS: usize = 2;
 /// together. `None` when the command is allowed already, nothing found would allow it, or
 /// the text does not parse as a whole (what else it runs is not known).
 pub(crate) fn allowing(policy: &Policy, command: &str) -> Option<Allowance> {
-    if policy.check(command).decision == Decision::Allow {
+    // A suggestion is not a refusal: the command runs when it is sent again.
+    if matches!(
+        policy.check(command).decision,
+        Decision::Allow | Decision::Suggest
+    ) {
         return None;
     }
     let mut disable = BTreeSet::new();
@@ -50,7 +54,6 @@ pub(crate) fn allowing(policy: &Policy, command: &str) -> Option<Allowance> {
         }
     }
     let additions = PolicySettings {
-        default: None,
         unknown: unknown.then_some(Decision::Allow),
         disable: disable.into_iter().collect(),
         rules: patterns
@@ -61,10 +64,13 @@ pub(crate) fn allowing(policy: &Policy, command: &str) -> Option<Allowance> {
                 command: Some(command),
                 regex: None,
                 reason: None,
+                tool: None,
+                message: None,
                 examples: Vec::new(),
                 counter_examples: Vec::new(),
             })
             .collect(),
+        ..PolicySettings::default()
     };
     let allowance = Allowance {
         additions,
@@ -174,6 +180,8 @@ mod tests {
                 command: Some("touch *".to_owned()),
                 regex: None,
                 reason: None,
+                tool: None,
+                message: None,
                 examples: Vec::new(),
                 counter_examples: Vec::new(),
             }],

@@ -28,4 +28,15 @@ pub enum PolicyError {
     /// A `disable` entry that names no built-in rule; `known` lists the names.
     #[error("policy `disable`: {name:?} is not a built-in rule (built-in rules: {known})")]
     UnknownBuiltin { name: String, known: String },
+    /// A `suggest` rule without `tool`, or `tool`/`message` on another rule (or `reason` on
+    /// a `suggest` rule, which says what to do with `message`).
+    #[error("{rule}: {problem}")]
+    BadSuggestion { rule: String, problem: &'static str },
+    /// `default` or `unknown` set to `suggest`, which only a rule can decide (`field` says
+    /// which).
+    #[error("policy `{field}`: `suggest` is a rule's decision (`allow`, `ask` or `deny` here)")]
+    SuggestNotAFallback { field: &'static str },
+    /// A `host` that names no built-in set; `known` lists the names.
+    #[error("policy `host`: {name:?} is not a known host (known: {known}, or \"none\")")]
+    UnknownHost { name: String, known: String },
 }

@@ -1,5 +1,5 @@
 //! The policy stage of agent-bash: decides `allow`, `ask` or `deny` for a bash command line
-//! from its parsed structure, and says why. Pure: parses and matches, runs nothing, prints
+//! from its parsed structure, and says why; or `suggest`, when the harness has a tool for it. Pure: parses and matches, runs nothing, prints
 //! nothing (but see Limits on the parser's own panics), never panics.
 //!
 //! ```
@@ -117,7 +117,8 @@
 //!
 //! # Combining
 //!
-//! Within a segment the strongest matching rule wins (`deny` > `ask` > `allow`); user rules
+//! Within a segment the strongest matching rule wins (`deny` > `ask` > `allow`; `suggest`
+//! rules are apart: see [Suggestions](#suggestions)); user rules
 //! come before built-ins when they tie. A segment no rule matches takes the `default`
 //! decision (allow unless configured). A segment whose command name is not a literal word
 //! (`$cmd`, `$(…)`, `${x}`, a glob such as `/bin/r?`), which is a shell fed from a pipe, or
@@ -134,7 +135,8 @@
 //! `{` or `..`).
 //!
 //! The command's decision is the strongest segment decision: deny if any segment is denied,
-//! else ask if any asks, else allow if every segment is allowed. The verdict's `rule` and
+//! else ask if any asks, else allow if every segment is allowed (or `suggest`, when a
+//! suggestion matched a line that is one simple command: its only segment). The verdict's `rule` and
 //! `reason` are those of the first segment with that decision. A command with no segments
 //! (empty, comments only, assignments only) is allowed.
 //!
@@ -173,6 +175,33 @@
 //! Built-in rules look at the command name case-insensitively and through every wrapper and
 //! launcher; matching a built-in is a deny even when a user rule allows the same command.
 //!
+//! # Suggestions
+//!
+//! Off unless the host is declared. A harness that runs agent-bash has tools of its own for
+//! what agents often do with the shell (Read, Grep, Glob, Edit, Write in Claude Code). When
+//! the settings name it (`host`, one of [`hosts`]) or list its tools (`host_tools`), a
+//! command with a better tool is decided `suggest`: not run, and the model is told which
+//! tool to use. A rule with `decision = "suggest"` names its `tool` and what to say
+//! (`message`); it is on only when that tool is among the host's (the set's, and
+//! `host_tools`). The host's set adds its built-in suggestions after the rules (see
+//! [`builtin_suggestions`]; `disable` switches one off by name):
+//!
+//! | name | stops |
+//! |---|---|
+//! | `suggest-read` | `cat [-n] FILE…`, `head`/`tail [-n N] FILE…` (not `-f`, `-c`), `less`/`more FILE…` |
+//! | `suggest-search` | `grep -r`/`-R`/`--recursive` (not `-v`), `rg PATTERN` (not `-v`, `-r`, `--files`) |
+//! | `suggest-glob` | `find [DIR…]` testing only names (`-name`, `-iname`, `-path`), `-type f`, depths |
+//! | `suggest-edit` | `sed -i`/`--in-place` given a file |
+//! | `suggest-write` | literal `echo`/`printf` text, or `cat` of a here-document or here-string without `$` or backquotes, sent with `>` to a file |
+//!
+//! A suggestion is never a protection, and never loosens one: it applies only to a segment
+//! the rules, built-ins and fallbacks allow. It applies only when the command line is one
+//! simple command, matched as written (not through wrappers): in `cat x | grep y` or `cd src
+//! && cat x` a file tool would not do what the line does, so such lines are decided as
+//! before. The words of a built-in suggestion's command must be literal (no `$x`, no
+//! unquoted glob), its files ordinary (not `-`, `/dev`, `/proc`, `/sys`), and its only
+//! redirections `2>/dev/null` or `2>&1` (but the `>` of `suggest-write`).
+//!
 //! # Limits
 //!
 //! The policy reads the command line, not the machine: it does not follow aliases, functions
@@ -208,6 +237,7 @@ mod printed;
 mod rules;
 mod runners;
 mod salvage;
+mod suggest;
 mod walk;
 mod words;
 mod written;
@@ -217,14 +247,18 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, LazyLock};
 
 pub use error::PolicyError;
+pub use suggest::Host;
 
-/// A decision, ordered by strength: `Allow < Ask < Deny`.
+/// A decision, ordered by strength: `Allow < Suggest < Ask < Deny`.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Allow,
+    /// Not run this time: the host has a tool for it (see [Suggestions](crate#suggestions)).
+    /// Only a rule decides it, and only for a command that would otherwise be allowed.
+    Suggest,
     Ask,
     Deny,
 }
@@ -247,6 +281,14 @@ pub struct PolicySettings {
     /// The user rules, `[[policy.rules]]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleSpec>,
+    /// The harness that runs agent-bash, by the name of a built-in set ([`hosts`]), or
+    /// `none`: its tools are the host's, and its built-in suggestions are on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// More tools the host has, by the names its model calls them: `suggest` rules naming
+    /// one of them (or of the set's) are on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_tools: Vec<String>,
 }
 
 /// One user rule, as written in the settings.
@@ -263,9 +305,15 @@ pub struct RuleSpec {
     /// A regex on the command's normalized text (see the crate docs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regex: Option<String>,
-    /// Shown to the model when this rule decides.
+    /// Shown to the model when this rule decides (`ask` and `deny`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// For `suggest`: the host's tool to use instead, as its model calls it (`Read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// For `suggest`: what the model is told (`read files with Read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// Command lines the rule must match; checked by [`Policy::new`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
@@ -317,9 +365,38 @@ pub struct Segment {
     /// confines writes bounds what it can do.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bounded_by_sandbox: bool,
+    /// For `suggest`: the host's tool to use instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 impl Verdict {
+    /// The host's tool a `suggest` verdict names instead of the command; `None` for any
+    /// other decision.
+    ///
+    /// ```
+    /// use agent_bash_policy::{Decision, Policy, PolicySettings};
+    ///
+    /// let settings = PolicySettings {
+    ///     host: Some("claude-code".into()),
+    ///     ..PolicySettings::default()
+    /// };
+    /// let policy = Policy::new(&settings).unwrap();
+    /// let verdict = policy.check("cat src/main.rs");
+    /// assert_eq!(verdict.decision, Decision::Suggest);
+    /// assert_eq!(verdict.suggested_tool(), Some("Read"));
+    /// assert_eq!(policy.check("cat src/main.rs | wc -l").suggested_tool(), None);
+    /// ```
+    pub fn suggested_tool(&self) -> Option<&str> {
+        if self.decision != Decision::Suggest {
+            return None;
+        }
+        self.segments
+            .iter()
+            .find(|segment| segment.decision == Decision::Suggest)
+            .and_then(|segment| segment.tool.as_deref())
+    }
+
     /// True if the verdict is `ask` only for commands whose harm a sandbox that confines
     /// writes bounds (each `ask` segment is `bounded_by_sandbox`): a host that runs the
     /// command so confined may allow it.
@@ -359,6 +436,8 @@ pub struct Policy {
     unknown: Decision,
     rules: Vec<rules::Rule>,
     builtins: Vec<&'static builtin::Builtin>,
+    /// The suggestions whose tool the host has: the `suggest` rules, then the host set's.
+    suggestions: Vec<suggest::Suggestion>,
     /// Variables of the session's environment whose values may name a command.
     env: Arc<HashMap<String, String>>,
 }
@@ -381,6 +460,14 @@ impl std::fmt::Debug for Policy {
                     .map(|builtin| builtin.name)
                     .collect::<Vec<_>>(),
             )
+            .field(
+                "suggestions",
+                &self
+                    .suggestions
+                    .iter()
+                    .map(|suggestion| (&suggestion.name, &suggestion.tool))
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -393,6 +480,7 @@ impl Default for Policy {
             unknown: Decision::Ask,
             rules: Vec::new(),
             builtins: builtin::BUILTINS.iter().collect(),
+            suggestions: Vec::new(),
             env: Arc::default(),
         }
     }
@@ -405,27 +493,46 @@ impl Policy {
     ///
     /// A [`PolicyError`] naming the rule and field for a rule without `command` and `regex`,
     /// an empty or unsplittable pattern, an invalid regex, an example the rule does not match
-    /// or a counter-example it matches; or for a `disable` entry that names no built-in rule.
+    /// or a counter-example it matches, a `suggest` rule without `tool` (or `tool` on another
+    /// rule); for a `disable` entry that names no built-in rule or suggestion, a `host` that
+    /// names no built-in set, or `default`/`unknown` set to `suggest`.
     pub fn new(settings: &PolicySettings) -> Result<Policy, PolicyError> {
-        for name in &settings.disable {
-            if !builtin::BUILTINS.iter().any(|builtin| builtin.name == name) {
-                let known = builtin::BUILTINS
-                    .iter()
-                    .map(|builtin| builtin.name)
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(PolicyError::UnknownBuiltin {
-                    name: name.clone(),
-                    known,
-                });
+        check_disabled(&settings.disable)?;
+        for (field, decision) in [("default", settings.default), ("unknown", settings.unknown)] {
+            if decision == Some(Decision::Suggest) {
+                return Err(PolicyError::SuggestNotAFallback { field });
             }
         }
-        let rules = settings
-            .rules
-            .iter()
-            .enumerate()
-            .map(|(index, spec)| rules::Rule::compile(index + 1, spec))
-            .collect::<Result<Vec<_>, _>>()?;
+        let host = match settings.host.as_deref() {
+            None | Some(suggest::NO_HOST) => None,
+            Some(name) => Some(suggest::host(name).ok_or_else(|| {
+                PolicyError::UnknownHost {
+                    name: name.to_owned(),
+                    known: hosts()
+                        .iter()
+                        .map(|host| host.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+            })?),
+        };
+        let tools = suggest::host_tools(host, &settings.host_tools);
+        let mut rules = Vec::new();
+        let mut suggestions = Vec::new();
+        for (index, spec) in settings.rules.iter().enumerate() {
+            let rule = rules::Rule::compile(index + 1, spec)?;
+            match spec.tool.as_deref() {
+                // A suggestion for a tool the host lacks would send the model nowhere.
+                Some(tool) if spec.decision == Decision::Suggest => {
+                    if tools.iter().any(|known| known == tool) {
+                        let message = spec.message.as_deref();
+                        suggestions.push(suggest::Suggestion::of_rule(rule, tool, message));
+                    }
+                }
+                _ => rules.push(rule),
+            }
+        }
+        suggestions.extend(suggest::builtins_of(host, &settings.disable));
         Ok(Policy {
             default: settings.default.unwrap_or(Decision::Allow),
             unknown: settings.unknown.unwrap_or(Decision::Ask),
@@ -434,6 +541,7 @@ impl Policy {
                 .iter()
                 .filter(|builtin| !settings.disable.iter().any(|name| name == builtin.name))
                 .collect(),
+            suggestions,
             env: Arc::default(),
         })
     }
@@ -498,6 +606,7 @@ impl Policy {
                     via: Vec::new(),
                     redirects: Vec::new(),
                     bounded_by_sandbox: false,
+                    tool: None,
                 }],
                 reason,
                 rule: None,
@@ -506,10 +615,21 @@ impl Policy {
     }
 
     fn check_unguarded(&self, command: &str) -> Verdict {
-        let segments: Vec<Segment> = walk::walk(command, &self.env)
-            .into_iter()
-            .map(|found| self.decide(found))
-            .collect();
+        let found = walk::walk(command, &self.env);
+        let suggestion = suggest::first(&self.suggestions, command, &found);
+        let mut segments: Vec<Segment> =
+            found.into_iter().map(|found| self.decide(found)).collect();
+        // A suggestion only ever stands in for an allow: what a rule, a built-in or the
+        // fallback decisions ask about or deny stays so. (`first` found it only for a line
+        // that is one simple command: one segment.)
+        if let (Some(suggestion), [segment]) = (suggestion, segments.as_mut_slice())
+            && segment.decision == Decision::Allow
+        {
+            segment.decision = Decision::Suggest;
+            segment.rule = Some(suggestion.name.clone());
+            segment.reason = Some(suggestion.message.clone());
+            segment.tool = Some(suggestion.tool.clone());
+        }
         let deciding = segments
             .iter()
             .fold(None::<&Segment>, |best, segment| match best {
@@ -578,8 +698,41 @@ impl Policy {
                 .map(walk::Redirect::text)
                 .collect(),
             bounded_by_sandbox,
+            tool: None,
         }
     }
+}
+
+/// A `disable` list must name built-in rules or suggestions.
+fn check_disabled(disable: &[String]) -> Result<(), PolicyError> {
+    let builtin_names = builtin::BUILTINS.iter().map(|builtin| builtin.name);
+    let suggestion_names = suggest::BUILTIN_SUGGESTIONS.iter().map(|one| one.name);
+    let known: Vec<&str> = builtin_names.chain(suggestion_names).collect();
+    match disable.iter().find(|name| !known.contains(&name.as_str())) {
+        Some(name) => Err(PolicyError::UnknownBuiltin {
+            name: name.clone(),
+            known: known.join(", "),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The built-in sets of harness tools that `policy.host` can name, in the order they are
+/// listed.
+pub fn hosts() -> &'static [Host] {
+    suggest::HOSTS
+}
+
+/// The built-in suggestions, as `(name, what it stops)`: a host set turns on those it names
+/// a tool for (see [`hosts`]); `disable` switches one off by name.
+pub fn builtin_suggestions() -> &'static [(&'static str, &'static str)] {
+    static LIST: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+        suggest::BUILTIN_SUGGESTIONS
+            .iter()
+            .map(|suggestion| (suggestion.name, suggestion.description))
+            .collect()
+    });
+    &LIST
 }
 
 /// The built-in rules, as `(name, what it denies)`, in the order they are checked.

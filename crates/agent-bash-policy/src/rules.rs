@@ -9,6 +9,7 @@ use regex::Regex;
 
 use crate::commands;
 use crate::glob;
+use crate::suggest;
 use crate::walk::{self, Found};
 use crate::words::Arg;
 use crate::{Decision, PolicyError, RuleSpec};
@@ -34,6 +35,9 @@ impl Rule {
         };
         if spec.command.is_none() && spec.regex.is_none() {
             return Err(PolicyError::MissingPattern { rule });
+        }
+        if let Some(problem) = suggestion_fields(spec) {
+            return Err(PolicyError::BadSuggestion { rule, problem });
         }
         let pattern = match &spec.command {
             Some(command) if command.trim().is_empty() => {
@@ -78,11 +82,17 @@ impl Rule {
             pattern,
             regex,
         };
+        // A suggestion applies only to a whole command, as written: its examples are read so.
+        let matches_example = |example: &str| {
+            let found = walk::walk(example, &HashMap::new());
+            if spec.decision == Decision::Suggest {
+                suggest::applies(example, &found, |one| compiled.matches_as_written(one))
+            } else {
+                found.iter().any(|one| compiled.matches(one))
+            }
+        };
         for example in &spec.examples {
-            if !walk::walk(example, &HashMap::new())
-                .iter()
-                .any(|found| compiled.matches(found))
-            {
+            if !matches_example(example) {
                 return Err(PolicyError::ExampleNotMatched {
                     rule,
                     example: example.clone(),
@@ -90,10 +100,7 @@ impl Rule {
             }
         }
         for example in &spec.counter_examples {
-            if walk::walk(example, &HashMap::new())
-                .iter()
-                .any(|found| compiled.matches(found))
-            {
+            if matches_example(example) {
                 return Err(PolicyError::CounterExampleMatched {
                     rule,
                     example: example.clone(),
@@ -105,15 +112,41 @@ impl Rule {
 
     /// True if the rule matches the command or one it runs through wrappers.
     pub(crate) fn matches(&self, found: &Found) -> bool {
-        found.each_form().any(|form| {
-            self.pattern
+        found.each_form().any(|form| self.matches_form(form, found))
+    }
+
+    /// True if the rule matches the command as written, not what it runs through wrappers
+    /// (how a `suggest` rule matches: `sudo cat FILE` is not a plain read).
+    pub(crate) fn matches_as_written(&self, found: &Found) -> bool {
+        found.forms.first() == Some(&0) && self.matches_form(&found.argv, found)
+    }
+
+    fn matches_form(&self, form: &[Arg], found: &Found) -> bool {
+        self.pattern
+            .as_ref()
+            .is_none_or(|pattern| pattern.matches(form))
+            && self
+                .regex
                 .as_ref()
-                .is_none_or(|pattern| pattern.matches(form))
-                && self
-                    .regex
-                    .as_ref()
-                    .is_none_or(|regex| regex.is_match(&normalized_text(form, found)))
-        })
+                .is_none_or(|regex| regex.is_match(&normalized_text(form, found)))
+    }
+}
+
+/// What is wrong with the fields only a `suggest` rule has (`tool`, `message`), if anything.
+fn suggestion_fields(spec: &RuleSpec) -> Option<&'static str> {
+    let suggests = spec.decision == Decision::Suggest;
+    match (&spec.tool, &spec.message, &spec.reason) {
+        (None, _, _) if suggests => {
+            Some("a `suggest` rule needs `tool`: the host's tool to use instead")
+        }
+        (Some(tool), _, _) if suggests && tool.trim().is_empty() => Some("`tool` is empty"),
+        (_, _, Some(_)) if suggests => {
+            Some("a `suggest` rule says what to do with `message`, not `reason`")
+        }
+        (Some(_), _, _) | (_, Some(_), _) if !suggests => Some(
+            "`tool` and `message` are for `decision = \"suggest\"` (`reason` says why a rule asks or denies)",
+        ),
+        _ => None,
     }
 }
 

@@ -12,7 +12,7 @@ use serde::de::{DeserializeOwned, IntoDeserializer as _};
 use toml::de::DeValue;
 use toml::{Spanned, Value};
 
-use crate::config::{Config, OnTimeout, SecretsMode, Unanswered};
+use crate::config::{Config, OnTimeout, SecretsMode, ShellSnapshot, Unanswered};
 use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
 use crate::render::decision_name;
@@ -384,6 +384,16 @@ pub const SETTINGS: &[Setting] = &[
         |c| pairs(&c.env_set),
     ),
     Setting::new(
+        "shell.snapshot",
+        Scalar,
+        "`rc` starts each command with what your interactive bash rc defines (functions, aliases, options, exported variables: nvm, pyenv, conda, a PATH), captured once; `off` is a plain `bash -c`",
+        |c, v| {
+            v.choose(ShellSnapshot::NAMES)
+                .map(|choice| c.shell_snapshot = choice)
+        },
+        |c| Value::String(c.shell_snapshot.name().into()),
+    ),
+    Setting::new(
         "secrets.mode",
         Scalar,
         "`redact` secrets in the output, `remove` secret variables too, or `pass`",
@@ -438,14 +448,14 @@ pub const SETTINGS: &[Setting] = &[
         "policy.default",
         Scalar,
         "the decision on a command no rule matches: `allow`, `ask` or `deny`",
-        |c, v| v.get().map(|decision| c.policy.default = Some(decision)),
+        |c, v| fallback(v).map(|decision| c.policy.default = Some(decision)),
         |c| Value::String(decision_name(c.policy.default.unwrap_or(Decision::Allow)).into()),
     ),
     Setting::new(
         "policy.unknown",
         Scalar,
         "the decision on a command that cannot be read as plain commands",
-        |c, v| v.get().map(|decision| c.policy.unknown = Some(decision)),
+        |c, v| fallback(v).map(|decision| c.policy.unknown = Some(decision)),
         |c| Value::String(decision_name(c.policy.unknown.unwrap_or(Decision::Ask)).into()),
     ),
     Setting::new(
@@ -459,9 +469,26 @@ pub const SETTINGS: &[Setting] = &[
         |c| Value::String(c.unanswered.name().into()),
     ),
     Setting::new(
+        "policy.host",
+        Scalar,
+        "the harness running agent-bash, whose tools commands are pointed to (suggestions, docs/suggest.md): `claude-code`, `codex`, `gemini-cli`, `opencode` or `none`",
+        |c, v| {
+            c.policy.host = Some(v.get()?);
+            policy_holds(c)
+        },
+        |c| Value::String(c.policy.host.clone().unwrap_or_else(|| "none".into())),
+    ),
+    Setting::new(
+        "policy.host_tools",
+        List,
+        "more tools the harness has, by the names its model calls them: `suggest` rules naming one are on",
+        |c, v| v.get().map(|tools| c.policy.host_tools = tools),
+        |c| strings(&c.policy.host_tools),
+    ),
+    Setting::new(
         "policy.disable",
         List,
-        "built-in policy rules switched off, by name",
+        "built-in policy rules and suggestions switched off, by name",
         |c, v| {
             c.policy.disable = v.get()?;
             policy_holds(c)
@@ -501,6 +528,23 @@ pub const SETTINGS: &[Setting] = &[
         "MCP results also carry structuredContent (led by the text) and tools an outputSchema",
         |c, v| v.get().map(|on| c.mcp.structured = on),
         |c| Value::Boolean(c.mcp.structured),
+    ),
+    Setting::new(
+        "telemetry.export",
+        Scalar,
+        "where the MCP server's spans and metrics go: `off`, or `otlp` (OpenTelemetry over HTTP, to the collector the OTEL_EXPORTER_OTLP_* variables name)",
+        |c, v| {
+            v.choose(crate::config::TelemetryExport::NAMES)
+                .map(|export| c.telemetry.export = export)
+        },
+        |c| Value::String(c.telemetry.export.name().into()),
+    ),
+    Setting::new(
+        "telemetry.command_text",
+        Scalar,
+        "spans carry each command's text, not only its hash (a command may hold a secret that output redaction never sees)",
+        |c, v| v.get().map(|on| c.telemetry.command_text = on),
+        |c| Value::Boolean(c.telemetry.command_text),
     ),
     Setting::new(
         "sandbox.mode",
@@ -680,6 +724,16 @@ fn home_path(path: &str) -> Result<PathBuf, Problem> {
             "`{}` is not an absolute path",
             path.display()
         )))
+    }
+}
+
+/// A fallback decision: `allow`, `ask` or `deny` (`suggest` is a rule's).
+fn fallback(value: Raw<'_>) -> Result<Decision, Problem> {
+    match value.get()? {
+        Decision::Suggest => Err(Problem::new(
+            "`suggest` is a rule's decision; expected `allow`, `ask` or `deny`",
+        )),
+        decision => Ok(decision),
     }
 }
 

@@ -438,7 +438,41 @@ impl Settings {
             };
             let _ = writeln!(out, "#   {name} ({state}): {what}");
         }
+        self.explain_suggestions(&mut out);
         out.trim_start().to_string()
+    }
+
+    /// The built-in suggestions, on (with the tool they name) where the host's set has them
+    /// and `policy.disable` does not switch them off; then each set's tools.
+    fn explain_suggestions(&self, out: &mut String) {
+        let policy = &self.config.policy;
+        let hosts = agent_bash_policy::hosts();
+        let host = hosts
+            .iter()
+            .find(|host| policy.host.as_deref() == Some(host.name));
+        let _ = writeln!(
+            out,
+            "\n# Built-in suggestions (`policy.host` turns on its set's; `policy.disable` \
+             switches one off by name; docs/suggest.md):"
+        );
+        for (name, what) in agent_bash_policy::builtin_suggestions() {
+            let tool = host
+                .and_then(|host| host.tools.iter().find(|(each, _)| each == name))
+                .filter(|_| !policy.disable.iter().any(|off| off == name));
+            let state = match tool {
+                Some((_, tool)) => format!("on: `{tool}`"),
+                None => "off".to_string(),
+            };
+            let _ = writeln!(out, "#   {name} ({state}): {what}");
+        }
+        for host in hosts {
+            let tools: Vec<String> = host
+                .tools
+                .iter()
+                .map(|(name, tool)| format!("{name} → {tool}"))
+                .collect();
+            let _ = writeln!(out, "#   host {}: {}", host.name, tools.join(", "));
+        }
     }
 
     /// The entries of a table setting: those a layer set as values, the built-in ones it
@@ -915,6 +949,29 @@ mod tests {
             err.contains("AGENT_BASH_ZZZZZZZZ") && !err.contains("did you mean"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_host_and_its_tools_come_from_variables_and_a_suggest_fallback_is_refused() {
+        let settings = env_error(&[
+            ("AGENT_BASH_POLICY_HOST", "gemini-cli"),
+            ("AGENT_BASH_POLICY_HOST_TOOLS", "lint, build"),
+        ])
+        .unwrap_or_else(|err| panic!("{err}"));
+        let policy = &settings.config.policy;
+        assert_eq!(policy.host.as_deref(), Some("gemini-cli"));
+        assert_eq!(policy.host_tools, ["lint", "build"]);
+        let err = env_error(&[("AGENT_BASH_POLICY_HOST", "claude")])
+            .err()
+            .unwrap_or_default();
+        assert!(
+            err.contains("AGENT_BASH_POLICY_HOST") && err.contains("claude-code"),
+            "{err}"
+        );
+        let err = env_error(&[("AGENT_BASH_POLICY_DEFAULT", "suggest")])
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("`suggest` is a rule's decision"), "{err}");
     }
 
     #[test]

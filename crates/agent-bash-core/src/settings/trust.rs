@@ -1,8 +1,8 @@
 //! Trust: a project file (`<root>/.agent-bash.toml`) comes with the repository, so whoever
 //! wrote the repository wrote it. Unless the user trusts the root (`[trust] roots` in one of
 //! the user's own layers, or `--trust-project`), its values may only tighten what the
-//! layers before it (the defaults and the user file) set: lower limits, more deny and ask
-//! rules, more secret names and patterns, stricter decisions and modes. Whatever would
+//! layers before it (the defaults and the user file) set: lower limits, more deny, ask and
+//! suggest rules, more secret names and patterns, stricter decisions and modes. Whatever would
 //! loosen a protection or run code of the project's choosing is ignored, and each ignored
 //! key is reported (`Settings::ignored`).
 
@@ -113,12 +113,24 @@ fn admit(key: &str) -> Admit {
         "output.head_percent" | "mcp.structured" | "secrets.names" => Admit::Any,
         "env.remove" | "env.set" | "secrets.patterns" | "policy.rules" => Admit::Items,
         "bash" => Admit::Never("it chooses the program every command runs in"),
+        // Turning it on runs the user's rc and puts what it defines before every command.
+        "shell.snapshot" => Admit::Stricter(&["rc", "off"]),
         "output.spill_dir" | "audit.path" => {
             Admit::Never("it chooses where output and the audit log are written")
         }
         "secrets.ignore_names" => Admit::Never("it would let secret values through"),
         "policy.disable" => Admit::Never("it switches built-in protections off"),
+        // A project could claim tools the harness lacks: every `cat` would then be stopped
+        // and sent to a tool that is not there. Its suggest rules stay (`items`), on only
+        // for the tools the user's own layers declare.
+        "policy.host" | "policy.host_tools" => {
+            Admit::Never("only the harness knows its tools; a project could claim ones it lacks")
+        }
         "trust.roots" => Admit::Never("a project cannot trust itself"),
+        // Where the server's calls are reported is the user's choice: a project may neither
+        // start sending them nor stop it. It may keep its command text out of spans.
+        "telemetry.export" => Admit::Never("it chooses whether the server's calls are reported"),
+        "telemetry.command_text" => Admit::Stricter(&["true", "false"]),
         "target" | "target_binary" | "ssh_command" => {
             Admit::Never("it chooses where commands run and what runs there")
         }
@@ -257,9 +269,10 @@ fn items(setting: &'static Setting, value: Value) -> (Option<Value>, Vec<Ignored
             Some(Value::Table(kept))
         }
         ("policy.rules", Value::Array(rules)) => {
+            // A `suggest` rule only stops a command the policy allows, once: no less strict.
             let (kept, left): (Vec<Value>, Vec<Value>) = rules.into_iter().partition(|rule| {
                 let decision = rule.get("decision").and_then(Value::as_str);
-                matches!(decision, Some("deny" | "ask"))
+                matches!(decision, Some("deny" | "ask" | "suggest"))
             });
             if !left.is_empty() {
                 ignored.push(unplaced(
@@ -322,6 +335,7 @@ mod tests {
     use super::super::keys::SETTINGS;
     use super::super::{PROJECT_FILE, Sources, load};
     use super::*;
+    use agent_bash_policy::Decision;
 
     /// Each setting as an untrusted project file may and may not set it: (the key, a file
     /// that only tightens it or `None`, a file that loosens it or `None`).
@@ -412,6 +426,11 @@ mod tests {
             Some("[env.set]\nLD_PRELOAD = \"/tmp/x.so\""),
         ),
         (
+            "shell.snapshot",
+            Some("[shell]\nsnapshot = \"off\""),
+            Some("[shell]\nsnapshot = \"rc\""),
+        ),
+        (
             "secrets.mode",
             Some("[secrets]\nmode = \"remove\""),
             Some("[secrets]\nmode = \"pass\""),
@@ -444,6 +463,16 @@ mod tests {
             None,
         ),
         (
+            "policy.host",
+            None,
+            Some("[policy]\nhost = \"claude-code\""),
+        ),
+        (
+            "policy.host_tools",
+            None,
+            Some("[policy]\nhost_tools = [\"Read\"]"),
+        ),
+        (
             "policy.disable",
             None,
             Some("[policy]\ndisable = [\"rm-root\"]"),
@@ -464,6 +493,16 @@ mod tests {
             Some("[audit]\npath = \"/tmp/elsewhere.jsonl\""),
         ),
         ("mcp.structured", Some("[mcp]\nstructured = true"), None),
+        (
+            "telemetry.export",
+            None,
+            Some("[telemetry]\nexport = \"otlp\""),
+        ),
+        (
+            "telemetry.command_text",
+            Some("[telemetry]\ncommand_text = false"),
+            Some("[telemetry]\ncommand_text = true"),
+        ),
         (
             "sandbox.mode",
             Some("[sandbox]\nmode = \"read-only\""),
@@ -606,6 +645,39 @@ mod tests {
     }
 
     #[test]
+    fn an_untrusted_project_cannot_turn_telemetry_or_command_text_on() {
+        let file = "[telemetry]\nexport = \"otlp\"\ncommand_text = true\n";
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join(PROJECT_FILE), file).unwrap();
+        let sources = Sources {
+            no_user_file: true,
+            ..Sources::default()
+        };
+        let settings = load(root.path(), &sources).unwrap();
+        assert!(!settings.config.telemetry.export.is_otlp());
+        assert!(!settings.config.telemetry.command_text);
+        let ignored: Vec<&str> = settings.ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            ignored,
+            ["telemetry.export", "telemetry.command_text"],
+            "{ignored:?}"
+        );
+        // The user's own layers turn both on.
+        let sources = Sources {
+            no_user_file: true,
+            env: vec![
+                ("AGENT_BASH_TELEMETRY_EXPORT".into(), "otlp".into()),
+                ("AGENT_BASH_TELEMETRY_COMMAND_TEXT".into(), "true".into()),
+            ],
+            ..Sources::default()
+        };
+        let empty = tempfile::tempdir().unwrap();
+        let settings = load(empty.path(), &sources).unwrap();
+        assert!(settings.config.telemetry.export.is_otlp());
+        assert!(settings.config.telemetry.command_text);
+    }
+
+    #[test]
     fn a_rule_list_keeps_its_deny_and_ask_rules_and_drops_the_allow_ones() {
         let file = "[[policy.rules]]\ndecision = \"allow\"\ncommand = \"rm *\"\n\
                     [[policy.rules]]\ndecision = \"ask\"\ncommand = \"curl *\"\n";
@@ -627,6 +699,37 @@ mod tests {
             message.contains(&format!("roots = [\"{}\"]", root.path().display())),
             "{message}"
         );
+    }
+
+    #[test]
+    fn a_project_may_add_suggest_rules_but_not_claim_the_hosts_tools() {
+        let file = "[policy]\nhost = \"claude-code\"\nhost_tools = [\"Build\"]\n\
+                    [[policy.rules]]\ndecision = \"suggest\"\ncommand = \"make *\"\n\
+                    tool = \"Build\"\nmessage = \"build with Build\"\n";
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join(PROJECT_FILE), file).unwrap();
+        let load_with = |env: Vec<(String, String)>| {
+            let sources = Sources {
+                no_user_file: true,
+                env,
+                ..Sources::default()
+            };
+            load(root.path(), &sources).unwrap()
+        };
+        let settings = load_with(Vec::new());
+        let ignored: Vec<&str> = settings.ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(ignored, ["policy.host", "policy.host_tools"]);
+        let policy = &settings.config.policy;
+        assert_eq!((policy.host.as_deref(), policy.host_tools.len()), (None, 0));
+        assert_eq!(policy.rules.len(), 1, "the suggest rule is kept");
+        // Kept, it is on only for a tool the harness declares (here, its environment).
+        let off = agent_bash_policy::Policy::new(policy).unwrap();
+        assert_eq!(off.check("make all").decision, Decision::Allow);
+        let harness = vec![("AGENT_BASH_POLICY_HOST_TOOLS".into(), "Build".into())];
+        let declared = load_with(harness);
+        let on = agent_bash_policy::Policy::new(&declared.config.policy).unwrap();
+        assert_eq!(on.check("make all").suggested_tool(), Some("Build"));
+        assert_eq!(on.check("cat x").decision, Decision::Allow, "no host set");
     }
 
     #[test]

@@ -1004,13 +1004,20 @@ async fn check(
     approver: &impl Approver,
     caller_decided: bool,
 ) -> Checked {
-    let verdict = policy::check(&session.policy, command, caller_decided);
+    let shell = session.shell.definitions();
+    let mut verdict = policy::check(&session.policy, command, caller_decided, &shell.definitions);
+    if verdict.decision == Decision::Suggest {
+        // A terminal is where the shell itself is wanted: a suggestion is for `bash` calls.
+        verdict.decision = Decision::Allow;
+        verdict.rule = None;
+        verdict.reason = None;
+    }
     let approval = match verdict.decision {
         Decision::Ask => approver.approve(command, &verdict).await,
-        Decision::Allow | Decision::Deny => Approval::NotAsked,
+        Decision::Allow | Decision::Suggest | Decision::Deny => Approval::NotAsked,
     };
     let refused = match verdict.decision {
-        Decision::Allow => false,
+        Decision::Allow | Decision::Suggest => false,
         Decision::Ask => approval != Approval::Approved,
         Decision::Deny => true,
     };
