@@ -60,7 +60,8 @@ enum Command {
     ///
     /// Prints each simple command found (through pipelines, lists, substitutions, `bash -c`,
     /// `eval`, wrappers such as `sudo` or `xargs`), the decision on it and the rule that
-    /// decided, then the overall decision. Exits 0 for allow, 1 for ask, 2 for deny.
+    /// decided, then the overall decision. Exits 0 for allow, 1 for ask, 2 for deny, 3 for
+    /// suggest (the host has a tool for it: `policy.host`, docs/suggest.md).
     Check(CheckArgs),
     /// Drive a terminal session by hand, as the terminal tools do for a model.
     ///
@@ -121,14 +122,21 @@ pub(crate) struct SessionArgs {
     /// (without it, an untrusted project file may only tighten settings).
     #[arg(long)]
     trust_project: bool,
+    /// `rc`: each command starts with what your interactive bash rc defines (functions,
+    /// aliases, options, exported variables), captured once (setting `shell.snapshot`).
+    #[arg(long, value_name = "WHAT", value_parser = ["off", "rc"])]
+    shell_snapshot: Option<String>,
 }
 
 impl SessionArgs {
     /// The root, and its layered settings with `flags` as the last layer.
     pub(crate) fn load(
         self,
-        flags: Vec<(String, toml::Value)>,
+        mut flags: Vec<(String, toml::Value)>,
     ) -> anyhow::Result<(PathBuf, Settings)> {
+        if let Some(snapshot) = &self.shell_snapshot {
+            flags.push(flag("shell.snapshot", snapshot.as_str()));
+        }
         let root = root_or_cwd(self.root)?;
         let settings = settings(&root, self.config, self.trust_project, flags)?;
         Ok((root, settings))
@@ -309,6 +317,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Decision::Allow => 0,
         Decision::Ask => 1,
         Decision::Deny => 2,
+        Decision::Suggest => 3,
     }))
 }
 
@@ -500,6 +509,11 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // OpenTelemetry, when the settings ask for it (not on a target's far side: the side that
+    // started it reports the calls).
+    let telemetry = (!args.serve_target)
+        .then(|| agent_bash_mcp::Telemetry::start(&settings.config, runtime.handle()))
+        .flatten();
     if let Some(options) = http {
         // One session per token, each with its own range of job and terminal ids.
         let sessions = (0..options.tokens.len() as u64)
@@ -516,6 +530,10 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
                 .await
                 .context("cannot serve HTTP")
         });
+        // The last spans and metrics go out (a short bound) while the runtime still runs.
+        if let Some(telemetry) = telemetry {
+            telemetry.shutdown();
+        }
         runtime.shutdown_timeout(std::time::Duration::from_millis(100));
         agent_bash_core::sandbox::stop_launcher();
         served?;
@@ -532,6 +550,9 @@ fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             .await
             .map_err(anyhow::Error::from)
     });
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
     // A blocking read of stdin (when it is not a pipe) must not hold the exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     agent_bash_core::sandbox::stop_launcher();

@@ -28,6 +28,7 @@ mod http;
 mod reply;
 mod server;
 mod target;
+mod telemetry;
 mod tools;
 
 pub use http::{HttpOptions, IDS_PER_OWNER, serve_http};
@@ -35,4 +36,5 @@ pub use http::{HttpOptions, IDS_PER_OWNER, serve_http};
 pub use rmcp;
 pub use server::Server;
 pub use target::{TargetRun, run_on_target};
+pub use telemetry::Telemetry;
 pub use tools::{Format, definitions};

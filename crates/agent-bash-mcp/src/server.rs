@@ -28,7 +28,7 @@ use crate::ask::{Asker, Asking, Questions};
 use crate::http::Owner;
 use crate::reply::Shape;
 use crate::target::{Caller, Remote};
-use crate::{args, reply, tools};
+use crate::{args, reply, telemetry, tools};
 
 /// The MCP face of one session. Cheap to clone; clones share the session.
 #[derive(Clone)]
@@ -47,6 +47,8 @@ pub struct Server {
     /// Over HTTP, the session of each token (`session` is the first): a request is served by
     /// its owner's.
     owners: Option<Arc<[Arc<Session>]>>,
+    /// Where the call this clone serves records its telemetry (nowhere when off).
+    telemetry: telemetry::Recorder,
 }
 
 impl Server {
@@ -65,6 +67,7 @@ impl Server {
             remote,
             questions: Arc::default(),
             owners: None,
+            telemetry: telemetry::Recorder::default(),
         }
     }
 
@@ -235,7 +238,10 @@ impl Server {
                     // progress from giving up on a long wait.
                     let waiting = waiting_progress(&context, call.job_id);
                     tokio::select! {
-                        read = read => reply::job_output(read, self.shape),
+                        read = read => {
+                            let read = telemetry::job_read(&self.telemetry, read);
+                            reply::job_output(read, self.shape)
+                        }
                         () = waiting => reply::refusal("the progress reports stopped"),
                         () = context.ct.cancelled() => reply::refusal("cancelled"),
                         () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
@@ -250,7 +256,7 @@ impl Server {
                         .session
                         .kill_job(call.job_id, call.signal.as_deref())
                         .await;
-                    reply::job_output(killed, self.shape)
+                    reply::job_output(telemetry::job_read(&self.telemetry, killed), self.shape)
                 }
                 Err(message) => reply::refusal(&message),
             },
@@ -388,6 +394,10 @@ impl Server {
             asking,
             cancel: &cancel,
         };
+        let asker = telemetry::Watched {
+            approver: &asker,
+            recorder: &self.telemetry,
+        };
         let run = self
             .session
             .run_with(call.request, &cancel, Some(&progress_tx), &asker);
@@ -426,6 +436,7 @@ impl Server {
                         "call cancelled"
                     );
                 }
+                telemetry::outcome(&self.telemetry, &finished.outcome);
                 reply::outcome(&finished.outcome, self.shape).await
             }
             Err(err) => reply::refusal(&err.to_string()),
@@ -472,7 +483,10 @@ impl Server {
         tracing::debug!(name, ?arguments, "terminal");
         tokio::select! {
             answer = answer => match answer {
-                Ok(answer) => reply::terminal(answer, self.shape),
+                Ok(answer) => {
+                    let answer = telemetry::terminal(&self.telemetry, answer);
+                    reply::terminal(answer, self.shape)
+                }
                 Err(message) => reply::refusal(&message),
             },
             () = context.ct.cancelled() => {
@@ -513,7 +527,7 @@ impl ServerHandler for Server {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Owner>())
             .copied();
-        let server = self.for_owner(owner)?;
+        let mut server = self.for_owner(owner)?;
         if let Some(Owner(index)) = owner
             && let Some(refused) = not_owned(&request, index)
         {
@@ -526,10 +540,13 @@ impl ServerHandler for Server {
             Some(arguments) => asked.with_arguments(arguments),
             None => asked,
         };
+        let span = telemetry::begin(&request, &context, &server.session);
+        server.telemetry = telemetry::recorder(span.as_ref());
         let result = self
             .calls
             .track_future(server.call(request, context, &asking))
             .await;
+        telemetry::end(span, &result);
         if let Some((command, question)) = asking.deferred() {
             let input = self.questions.ask(&asked, command, question, owner);
             return Ok(CallToolResponse::InputRequired(input));
