@@ -44,6 +44,7 @@ greet() { echo "hello from $1"; }
 export PATH="$HOME/bin:$PATH"
 export MY_PROJECT_VAR=42
 export PAGER=less
+shopt -s extglob
 set -e
 set -o nounset
 "#;
@@ -52,12 +53,12 @@ set -o nounset
 fn aliases_functions_path_and_variables_of_the_rc_reach_each_command() {
     let dir = home_with(RC);
     let command = "ll; greet you; mytool; echo \"var=$MY_PROJECT_VAR pager=$PAGER\"; \
-                   false; echo \"after false ${UNSET_VAR:-unset}\"";
+                   false; echo \"after false ${UNSET_VAR:-unset}\"; shopt -q extglob && echo extglob on";
     let run = run_in(dir.path(), "rc", command);
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
         run.stdout.split("\n[exit").next().unwrap(),
-        "listing with ll\nhello from you\nmytool ran\nvar=42 pager=cat\nafter false unset",
+        "listing with ll\nhello from you\nmytool ran\nvar=42 pager=cat\nafter false unset\nextglob on",
         "the rc's definitions, its PATH and variable; the pager stays `cat`; `set -e` and \
          nounset do not carry over; nothing the rc printed"
     );

@@ -13,7 +13,7 @@ import uuid
 import anyio
 import pytest
 
-from conftest import BIN, ROOT, alive_with, children, eventually, server, server_pid, stdout_of, text_of
+from conftest import BIN, MODERN, ROOT, alive_with, children, eventually, server, server_pid, stdout_of, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -360,9 +360,17 @@ async def test_asks_reach_the_user_for_a_command_here_and_for_a_line_typed_at_a_
         opened = await session.call_tool("terminal_open", {})
         assert not opened.is_error, text_of(opened)
         typed = await session.call_tool("terminal_send", {"id": 1, "text": "touch /tmp/declined\n"})
-        assert "declined" in text_of(typed), text_of(typed)
+        if MODERN:
+            # Only the far side sees its prompt, and its question cannot become this side's
+            # input_required (ARCHITECTURE.md, "Compromises"): a 2026-07-28 client is not
+            # asked, and the line is refused there, not typed.
+            assert "refused by policy" in text_of(typed), text_of(typed)
+        else:
+            assert "declined" in text_of(typed), text_of(typed)
         await session.call_tool("terminal_close", {"id": 1})
-    assert len(asked) == 2 and "touch /tmp/approved" in asked[0] and "touch /tmp/declined" in asked[1], asked
+    expected = 1 if MODERN else 2
+    assert len(asked) == expected and "touch /tmp/approved" in asked[0], asked
+    assert MODERN or "touch /tmp/declined" in asked[1], asked
     files = in_container(engines, container, "ls /tmp")
     assert "approved" in files.split() and "declined" not in files.split(), files
 

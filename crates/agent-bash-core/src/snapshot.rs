@@ -50,6 +50,11 @@ declare -A __agent_bash_start
 while IFS= read -r -d '' pair; do
   __agent_bash_start[${pair%%=*}]=${pair#*=}
 done < "$out.start"
+# The options a command's own bash starts with: only the rc's changes are written.
+declare -A __agent_bash_default
+while IFS= read -r line; do
+  __agent_bash_default[$line]=1
+done < <(BASH_ENV= "$BASH" -c 'shopt -p; set +o')
 {
   printf '%s\n' '# agent-bash shell snapshot (shell.snapshot = "rc"): what your interactive bash rc defines.'
   declare -f
@@ -58,13 +63,13 @@ done < "$out.start"
   while IFS= read -r line; do
     case $line in
       *' login_shell'|*' restricted_shell'|*' progcomp'|*' progcomp_alias'|*' checkwinsize'|*' histappend'|*' cmdhist'|*' lithist'|*' expand_aliases') ;;
-      *) printf '%s\n' "$line" ;;
+      *) [[ ${__agent_bash_default[$line]} ]] || printf '%s\n' "$line" ;;
     esac
   done < <(shopt -p)
   while IFS= read -r line; do
     case $line in
       *' emacs'|*' vi'|*' history'|*' histexpand'|*' monitor'|*' errexit'|*' nounset'|*' xtrace'|*' verbose'|*' noexec'|*' onecmd'|*' ignoreeof'|*' interactive-comments'|*' posix'|*' privileged'|*' functrace'|*' errtrace'|*' keyword'|*' notify'|*' hashall'|*' braceexpand'|*' noclobber') ;;
-      *) printf '%s\n' "$line" ;;
+      *) [[ ${__agent_bash_default[$line]} ]] || printf '%s\n' "$line" ;;
     esac
   done < <(set +o)
 } > "$out"

@@ -15,7 +15,7 @@ use std::time::Duration;
 use agent_bash_core::{CancellationToken, Progress, Session, render};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ResultType,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, QuitReason, RequestContext, RoleServer, ServerInitializeError};
@@ -363,6 +363,9 @@ impl Server {
         if self.shape == Shape::Text {
             result.structured_content = None;
         }
+        // The far side answered this side's 2025-11-25 client, which drops `resultType`; a
+        // 2026-07-28 client here needs it (rmcp strips it again for a 2025-11-25 one).
+        result.result_type = Some(ResultType::COMPLETE);
         result
     }
 
