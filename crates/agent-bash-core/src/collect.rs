@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::process::Signal;
+use serde::{Deserialize, Serialize};
 use tokio::time::{Instant as TokioInstant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use crate::jobs::JobOrigin;
 use crate::output::Capture;
 use crate::plan::Limits;
 use crate::process::group::GroupGuard;
@@ -226,4 +226,17 @@ pub(crate) async fn take_back(captured: &mut Captured) {
         captured.left_running = guard.members();
     }
     captured.rest = kept(guard, &captured.left_running);
+}
+
+/// How a command became a job.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobOrigin {
+    /// The caller asked for it (`background`).
+    Background,
+    /// The deadline passed while the shell ran.
+    Timeout,
+    /// The shell exited; processes it started ran on.
+    Leftover,
 }

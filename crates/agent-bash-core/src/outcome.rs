@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::collect::Captured;
+use crate::collect::JobOrigin;
 use crate::config::Budget;
 use crate::exit;
-use crate::jobs::JobInfo;
 use crate::output::{Stream, StreamOutput, StreamStats, window};
 use crate::policy::Refusal;
 use crate::process::ProcessInfo;
@@ -310,4 +310,61 @@ pub(crate) fn assemble(
         refused: None,
     };
     (outcome, raw_signal)
+}
+
+/// Where a job is.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    /// Not ended yet: the shell or a process of its group is alive, or something still
+    /// holds its output pipes open.
+    Running,
+    /// The shell exited on its own (`exit_code`).
+    Exited,
+    /// The shell was killed by `signal` (or, for leftover processes, `bash_kill` stopped them).
+    Killed,
+    /// The processes a shell left running have all ended (their exit codes are unknown).
+    Ended,
+}
+
+/// What one job is, for listings and results.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInfo {
+    /// The job's id, unique in its session; ids count up from 1.
+    pub job_id: u64,
+    /// The command as the request gave it.
+    pub command: String,
+    /// What the caller said the command is for, if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The directory the command ran in (absolute).
+    pub cwd: PathBuf,
+    /// The process group (the shell's pid, which may have exited for a `Leftover` job);
+    /// `None` if it was not known when the job started.
+    pub pid: Option<i32>,
+    /// How it became a job.
+    pub origin: JobOrigin,
+    /// Whether it still runs, and how it ended.
+    pub status: JobStatus,
+    /// The shell's exit code, when `status` is `Exited`.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (`SIGTERM`), when `status` is `Killed` and the signal is known:
+    /// the one that killed the shell, or the one the session sent.
+    pub signal: Option<String>,
+    /// Milliseconds since the command started, until now or its end.
+    pub runtime_ms: u64,
+    /// The job was stopped at the `timeout_secs` it was started with.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Bytes in the job's stdout file so far.
+    pub stdout_bytes: u64,
+    /// Bytes in the job's stderr file so far.
+    pub stderr_bytes: u64,
+    /// The file that holds the job's whole stdout, from the command's start: sanitized text,
+    /// or the raw bytes of binary output.
+    pub stdout_path: PathBuf,
+    /// The file that holds the job's whole stderr, as `stdout_path` does for stdout.
+    pub stderr_path: PathBuf,
 }

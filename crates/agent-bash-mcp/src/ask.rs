@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agent_bash_core::{Approval, Approver, CancellationToken, Verdict};
 use rmcp::model::{
@@ -24,7 +24,8 @@ use rmcp::model::{
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 
-use crate::server::ASK_TIMEOUT;
+/// Longest the server waits for the user to answer an approval question.
+pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How a call's `ask` reaches the user.
 pub(crate) enum Asking {

@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::ask::{Asker, Asking, Questions};
+use crate::ask::{ASK_TIMEOUT, Asker, Asking, Questions};
 use crate::http::Owner;
 use crate::reply::Shape;
 use crate::target::{Caller, Remote};
@@ -580,9 +580,6 @@ fn not_owned(request: &CallToolRequestParams, owner: usize) -> Option<CallToolRe
 
 /// How long a client may keep the tool list (MCP 2026-07-28 cache hint): an hour.
 const TOOLS_FRESH_MS: u64 = 3_600_000;
-
-/// Longest the server waits for the user to answer an approval question.
-pub(crate) const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long past the stop bound the server waits for its calls to return at its end (their
 /// results still have to be assembled and written).

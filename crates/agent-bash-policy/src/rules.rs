@@ -5,11 +5,12 @@
 
 use std::collections::HashMap;
 
+use brush_parser::ast;
 use regex::Regex;
 
 use crate::commands;
 use crate::glob;
-use crate::suggest;
+use crate::parse;
 use crate::walk::{self, Found};
 use crate::words::Arg;
 use crate::{Decision, PolicyError, RuleSpec};
@@ -86,7 +87,7 @@ impl Rule {
         let matches_example = |example: &str| {
             let found = walk::walk(example, &HashMap::new());
             if spec.decision == Decision::Suggest {
-                suggest::applies(example, &found, |one| compiled.matches_as_written(one))
+                applies(example, &found, |one| compiled.matches_as_written(one))
             } else {
                 found.iter().any(|one| compiled.matches(one))
             }
@@ -308,6 +309,48 @@ fn split_pattern(text: &str) -> Result<Vec<Glob>, String> {
     }
     words.extend(word);
     Ok(words)
+}
+
+// What a suggestion sees of a command line: kept here, with the rules, because a `suggest`
+// rule's examples are checked with it (suggest.rs builds on these).
+
+/// True if `test` holds for `command` (whose segments are `found`) as a suggestion would
+/// see it: the one simple command of the line, as written. (A `suggest` rule's examples are
+/// checked with it.)
+pub(crate) fn applies(command: &str, found: &[Found], test: impl Fn(&Found) -> bool) -> bool {
+    sole_segment(found).is_some_and(test) && is_one_simple_command(command)
+}
+
+/// The only segment of the line, when it is known, plain and run as written.
+pub(crate) fn sole_segment(found: &[Found]) -> Option<&Found> {
+    let [one] = found else { return None };
+    let eligible = one.via.is_empty()
+        && one.unknown.is_none()
+        && !one.launcher
+        && !one.unparsed
+        && !one.fans_out
+        && one.forms.first() == Some(&0);
+    eligible.then_some(one)
+}
+
+/// True if the command line is one simple command: no list, pipeline, `&`, `!`, `time`,
+/// loop, group or subshell (substitutions inside it are segments of their own).
+pub(crate) fn is_one_simple_command(command: &str) -> bool {
+    let Ok(program) = parse::program(command) else {
+        return false;
+    };
+    let [ast::CompoundList(items)] = program.complete_commands.as_slice() else {
+        return false;
+    };
+    let [ast::CompoundListItem(and_or, separator)] = items.as_slice() else {
+        return false;
+    };
+    let pipeline = &and_or.first;
+    matches!(separator, ast::SeparatorOperator::Sequence)
+        && and_or.additional.is_empty()
+        && pipeline.timed.is_none()
+        && !pipeline.bang
+        && matches!(pipeline.seq.as_slice(), [ast::Command::Simple(_)])
 }
 
 #[cfg(test)]

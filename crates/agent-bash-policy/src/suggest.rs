@@ -18,11 +18,9 @@
 //! Pure: matches words, runs nothing.
 
 use crate::commands;
-use crate::parse;
-use crate::rules::Rule;
+use crate::rules::{self, Rule};
 use crate::walk::{Found, Redirect};
 use crate::words::Arg;
-use brush_parser::ast;
 
 /// A built-in suggestion: a kind of command a harness tool does better.
 pub(crate) struct BuiltinSuggestion {
@@ -222,50 +220,11 @@ pub(crate) fn first<'s>(
     if suggestions.is_empty() {
         return None;
     }
-    let one = sole_segment(found)?;
+    let one = rules::sole_segment(found)?;
     let suggestion = suggestions.iter().find(|one_of| one_of.matches(one))?;
     // Checked last, because it parses the text again: the walk lists one segment for a
     // loop, a group or a subshell around a command as well.
-    is_one_simple_command(command).then_some(suggestion)
-}
-
-/// True if `test` holds for `command` (whose segments are `found`) as a suggestion would
-/// see it: the one simple command of the line, as written. (A `suggest` rule's examples are
-/// checked with it.)
-pub(crate) fn applies(command: &str, found: &[Found], test: impl Fn(&Found) -> bool) -> bool {
-    sole_segment(found).is_some_and(test) && is_one_simple_command(command)
-}
-
-/// The only segment of the line, when it is known, plain and run as written.
-fn sole_segment(found: &[Found]) -> Option<&Found> {
-    let [one] = found else { return None };
-    let eligible = one.via.is_empty()
-        && one.unknown.is_none()
-        && !one.launcher
-        && !one.unparsed
-        && !one.fans_out
-        && one.forms.first() == Some(&0);
-    eligible.then_some(one)
-}
-
-/// True if the command line is one simple command: no list, pipeline, `&`, `!`, `time`,
-/// loop, group or subshell (substitutions inside it are segments of their own).
-pub(crate) fn is_one_simple_command(command: &str) -> bool {
-    let Ok(program) = parse::program(command) else {
-        return false;
-    };
-    let [ast::CompoundList(items)] = program.complete_commands.as_slice() else {
-        return false;
-    };
-    let [ast::CompoundListItem(and_or, separator)] = items.as_slice() else {
-        return false;
-    };
-    let pipeline = &and_or.first;
-    matches!(separator, ast::SeparatorOperator::Sequence)
-        && and_or.additional.is_empty()
-        && pipeline.timed.is_none()
-        && !pipeline.bang
-        && matches!(pipeline.seq.as_slice(), [ast::Command::Simple(_)])
+    rules::is_one_simple_command(command).then_some(suggestion)
 }
 
 /// Words after the command name that are plain (no expansion, no unquoted glob) and name no
@@ -555,6 +514,7 @@ fn writes_file(found: &Found, argv: &[Arg]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::is_one_simple_command;
 
     #[test]
     fn one_simple_command_is_a_whole_command_line() {

@@ -162,7 +162,7 @@ impl ClientHandler for Relay {
             requested_schema: rmcp::model::ElicitationSchema::new(Default::default()),
         };
         let answer = upstream
-            .create_elicitation_with_timeout(asked, Some(crate::server::ASK_TIMEOUT))
+            .create_elicitation_with_timeout(asked, Some(crate::ask::ASK_TIMEOUT))
             .await
             .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
         Ok(ElicitResult::new(answer.action))
