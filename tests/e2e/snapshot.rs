@@ -109,9 +109,11 @@ fn the_policy_judges_an_alias_or_function_by_its_body() {
     let dir = home_with(
         "alias wipe='rm -rf --no-preserve-root /'\n\
          nuke() { rm -rf --no-preserve-root /; }\n\
-         alias ls='ls --color=never'\n",
+         alias ls='ls --color=never'\n\
+         alias pre='sudo '\n",
     );
-    for command in ["wipe", "nuke", "echo ok && wipe"] {
+    // `pre wipe`: an alias ending in a blank makes the next word an alias call too.
+    for command in ["wipe", "nuke", "echo ok && wipe", "pre wipe"] {
         let run = run_in(dir.path(), "rc", command);
         assert!(
             run.stdout

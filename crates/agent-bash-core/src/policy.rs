@@ -95,6 +95,22 @@ pub(crate) fn check(
     through_definitions(policy, policy.check(command), shell, &mut Vec::new())
 }
 
+/// An alias's text with the call's other words, as bash expands it: a text that ends in a
+/// blank makes the next word an alias call too (`alias pre='sudo '`, then `pre wipe`).
+fn alias_expansion(shell: &Definitions, alias: &str, rest: &[String]) -> String {
+    let mut text = alias.to_owned();
+    let mut rest = rest;
+    while text.ends_with([' ', '\t'])
+        && let Some((next, after)) = rest.split_first()
+        && let Some(more) = shell.aliases.get(next)
+        && text.len() < 4096
+    {
+        text.push_str(more);
+        rest = after;
+    }
+    format!("{text} {}", rest.join(" "))
+}
+
 /// The verdict on a command whose words may call the shell snapshot's aliases and functions:
 /// each such call is judged by its body as well (an alias by its text and the call's other
 /// words, a function by its definition), and the stricter decision holds. An alias is not
@@ -114,7 +130,7 @@ fn through_definitions(
             continue;
         };
         let (kind, body) = if let Some(alias) = shell.aliases.get(name) {
-            ("an alias", format!("{alias} {}", argv[1..].join(" ")))
+            ("an alias", alias_expansion(shell, alias, &argv[1..]))
         } else if let Some(function) = shell.functions.get(name) {
             ("a function", function.clone())
         } else {

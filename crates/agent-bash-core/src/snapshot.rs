@@ -442,14 +442,19 @@ fn read_sides(
             Some((name.to_owned(), value.to_owned()))
         })
         .collect();
-    let pairs = |list: Vec<String>| -> HashMap<String, String> {
+    // An alias's trailing blank means something (the next word is expanded too); a
+    // function's definition ends in a newline that does not.
+    let pairs = |list: Vec<String>, trim: bool| -> HashMap<String, String> {
         list.chunks_exact(2)
-            .map(|pair| (pair[0].clone(), pair[1].trim_end().to_owned()))
+            .map(|pair| {
+                let value = if trim { pair[1].trim_end() } else { &pair[1] };
+                (pair[0].clone(), value.to_owned())
+            })
             .collect()
     };
     let definitions = Definitions {
-        aliases: pairs(fields(aliases)?),
-        functions: pairs(fields(functions)?),
+        aliases: pairs(fields(aliases)?, false),
+        functions: pairs(fields(functions)?, true),
     };
     Ok((exported, definitions))
 }
