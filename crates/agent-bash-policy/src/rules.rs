@@ -83,13 +83,20 @@ impl Rule {
             pattern,
             regex,
         };
+        compiled.check_examples(spec, rule)?;
+        Ok(compiled)
+    }
+
+    /// Checks that the rule matches each of `spec`'s examples and none of its counter
+    /// examples; `rule` names the rule in the error.
+    fn check_examples(&self, spec: &RuleSpec, rule: String) -> Result<(), PolicyError> {
         // A suggestion applies only to a whole command, as written: its examples are read so.
         let matches_example = |example: &str| {
             let found = walk::walk(example, &HashMap::new());
             if spec.decision == Decision::Suggest {
-                applies(example, &found, |one| compiled.matches_as_written(one))
+                applies(example, &found, |one| self.matches_as_written(one))
             } else {
-                found.iter().any(|one| compiled.matches(one))
+                found.iter().any(|one| self.matches(one))
             }
         };
         for example in &spec.examples {
@@ -108,7 +115,7 @@ impl Rule {
                 });
             }
         }
-        Ok(compiled)
+        Ok(())
     }
 
     /// True if the rule matches the command or one it runs through wrappers.

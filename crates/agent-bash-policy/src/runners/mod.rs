@@ -11,12 +11,18 @@
 use crate::commands::program;
 use crate::words::Arg;
 
+mod build_files;
 mod code;
 mod git;
+mod languages;
+mod packages;
 mod table;
 
+pub(crate) use build_files::{dockerfile_runs, make_recipes, stdin_dockerfile, stdin_makefile};
 pub(crate) use code::code_commands;
 pub(crate) use git::git_texts;
+use languages::own_language_texts;
+pub(crate) use packages::unseen_package;
 use table::{NO, RUNNERS, Rest, Runner};
 
 /// The entry for `form`, and where the words after its subcommand start.
@@ -168,116 +174,6 @@ pub(crate) fn texts(form: &[Arg]) -> Vec<(String, String)> {
     found
 }
 
-/// Commands of programs whose arguments are their own command language: `socat`
-/// addresses (`EXEC:cmd`, `SYSTEM:text`), `sqlite3` dot-commands (`.shell cmd`).
-fn own_language_texts(name: &str, form: &[Arg]) -> Vec<(String, String)> {
-    let words = form.iter().skip(1);
-    match name {
-        "socat" => words
-            .filter_map(|arg| {
-                let (kind, rest) = arg.text.split_once(':')?;
-                let kind = kind.to_ascii_lowercase();
-                if !matches!(kind.as_str(), "exec" | "system") {
-                    return None;
-                }
-                // Options of the address follow a comma: `EXEC:'bash -li',pty,stderr`.
-                let command = rest.split(',').next().unwrap_or(rest);
-                let command = command.trim_matches(['"', '\'']);
-                Some((command.to_owned(), format!("socat {kind}:")))
-            })
-            .collect(),
-        "sed" | "gsed" => words
-            .filter(|arg| !arg.text.starts_with('-'))
-            .flat_map(|arg| {
-                arg.text
-                    .split([';', '\n'])
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .filter_map(|command| {
-                let command = command
-                    .trim_start()
-                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '$');
-                if let Some(replacement) = sed_executed_replacement(command) {
-                    return Some((replacement, "sed s///e".to_owned()));
-                }
-                let rest = command.strip_prefix('e')?;
-                rest.starts_with(' ')
-                    .then(|| (rest.trim().to_owned(), "sed e".to_owned()))
-            })
-            .collect(),
-        "parallel" => {
-            let all: Vec<&Arg> = form.iter().skip(1).collect();
-            let Some(at) = all.iter().position(|arg| arg.text == ":::") else {
-                return Vec::new();
-            };
-            // parallel's own options come first, then the command with its options.
-            let first = all[..at]
-                .iter()
-                .position(|arg| !arg.text.starts_with('-'))
-                .unwrap_or(at);
-            let command: Vec<&str> = all[first..at].iter().map(|arg| arg.text.as_str()).collect();
-            all[at + 1..]
-                .iter()
-                .filter(|arg| arg.text != ":::")
-                .map(|arg| {
-                    let script = if command.is_empty() {
-                        arg.text.clone()
-                    } else {
-                        format!("{} {}", command.join(" "), arg.text)
-                    };
-                    (script, "parallel".to_owned())
-                })
-                .collect()
-        }
-        "start-stop-daemon" => {
-            let program = form
-                .windows(2)
-                .find(|pair| matches!(pair[0].text.as_str(), "--exec" | "-x" | "--startas" | "-a"))
-                .map(|pair| &pair[1]);
-            let rest = form
-                .iter()
-                .position(|arg| arg.text == "--")
-                .map_or(&form[form.len()..], |at| &form[at + 1..]);
-            program
-                .map(|program| {
-                    let mut words = vec![program.clone()];
-                    words.extend(rest.iter().cloned());
-                    vec![(quote_join(&words), "start-stop-daemon".to_owned())]
-                })
-                .unwrap_or_default()
-        }
-        // `npm pkg set scripts.postinstall='…'`: shell text npm runs later.
-        "npm" | "pnpm" => words
-            .filter_map(|arg| {
-                let value = arg.text.strip_prefix("scripts.")?.split_once('=')?.1;
-                Some((value.to_owned(), format!("{name} pkg set scripts")))
-            })
-            .collect(),
-        "bind" if form.iter().any(|arg| arg.text == "-x") => words
-            .filter_map(|arg| {
-                arg.text.split_once(':').map(|(_, command)| {
-                    (
-                        command.trim().trim_matches('"').to_owned(),
-                        "bind -x".to_owned(),
-                    )
-                })
-            })
-            .collect(),
-        "sqlite3" | "sqlite" | "duckdb" => words
-            .flat_map(|arg| arg.text.lines().map(str::to_owned).collect::<Vec<_>>())
-            .filter_map(|line| {
-                let line = line.trim_start();
-                let rest = line
-                    .strip_prefix(".shell")
-                    .or_else(|| line.strip_prefix(".system"))?;
-                Some((rest.trim().to_owned(), format!("{name} .shell")))
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// The value `word` (with `next`) gives one of `options`: `-c TEXT`, `--exec=TEXT`,
 /// `-cTEXT`.
 fn option_value(options: &[&str], word: &str, next: Option<&Arg>) -> Option<String> {
@@ -321,20 +217,6 @@ fn shell_part(value: &str, prefixes: &[&str]) -> Option<String> {
     None
 }
 
-/// The replacement of a sed `s` command with the `e` flag, which sed runs as a command.
-fn sed_executed_replacement(command: &str) -> Option<String> {
-    let rest = command.strip_prefix('s')?;
-    let delimiter = rest.chars().next()?;
-    if delimiter.is_alphanumeric() || delimiter == '\\' {
-        return None;
-    }
-    let parts: Vec<&str> = rest[delimiter.len_utf8()..].split(delimiter).collect();
-    let [_, replacement, flags] = parts.as_slice() else {
-        return None;
-    };
-    flags.contains('e').then(|| (*replacement).to_owned())
-}
-
 /// Words joined into a script that gives them back as they are (each single-quoted).
 pub(crate) fn quote_join(words: &[Arg]) -> String {
     words
@@ -348,123 +230,6 @@ pub(crate) fn quote_join(words: &[Arg]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// True if `form` builds an image from a Dockerfile read on standard input (`docker build
-/// -f - .`, `docker build -`, `podman build -f-`).
-pub(crate) fn stdin_dockerfile(form: &[Arg]) -> bool {
-    matches!(
-        program(form).as_deref(),
-        Some("docker" | "podman" | "buildah" | "nerdctl")
-    ) && form
-        .iter()
-        .any(|arg| matches!(arg.text.as_str(), "build" | "buildx" | "bud"))
-        && form
-            .iter()
-            .enumerate()
-            .any(|(at, arg)| match arg.text.as_str() {
-                "-f" | "--file" => form.get(at + 1).is_some_and(|next| next.text == "-"),
-                "-f-" | "--file=-" | "-" => true,
-                _ => false,
-            })
-}
-
-/// The shell text of a Dockerfile's `RUN` steps (their `--mount`/`--network` options
-/// left out, continuation lines joined): what the build runs.
-pub(crate) fn dockerfile_runs(dockerfile: &str) -> String {
-    let joined = dockerfile.replace("\\\n", " ");
-    joined
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim_start();
-            let rest = line
-                .strip_prefix("RUN ")
-                .or_else(|| line.strip_prefix("run "))?;
-            let mut rest = rest.trim_start();
-            while rest.starts_with("--") {
-                rest = rest
-                    .split_once(' ')
-                    .map_or("", |(_, tail)| tail)
-                    .trim_start();
-            }
-            Some(rest.to_owned())
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// True if `form` is `make` reading its makefile from standard input (`make -f -`).
-pub(crate) fn stdin_makefile(form: &[Arg]) -> bool {
-    matches!(program(form).as_deref(), Some("make" | "gmake"))
-        && form.iter().enumerate().any(|(at, arg)| {
-            let value = match arg.text.as_str() {
-                "-f" | "--file" | "--makefile" => form.get(at + 1).map(|next| next.text.as_str()),
-                text => text
-                    .strip_prefix("--file=")
-                    .or_else(|| text.strip_prefix("--makefile="))
-                    .or_else(|| text.strip_prefix("-f").filter(|rest| !rest.is_empty())),
-            };
-            matches!(value, Some("-" | "/dev/stdin"))
-        })
-}
-
-/// The shell text of a makefile's recipes: tab-led lines and what follows `;` on a rule
-/// line, without the `@`/`-`/`+` prefixes, make's `$(VAR)` read as the shell's `$VAR`,
-/// `$(shell …)` as `$(…)` and `$$` as `$`.
-pub(crate) fn make_recipes(makefile: &str) -> String {
-    let mut recipes = Vec::new();
-    for line in makefile.lines() {
-        let recipe = if let Some(recipe) = line.strip_prefix('\t') {
-            recipe
-        } else if let Some((rule, recipe)) = line.split_once(';')
-            && rule.contains(':')
-            && !rule.contains('=')
-        {
-            recipe
-        } else {
-            continue;
-        };
-        let recipe = recipe.trim_start().trim_start_matches(['@', '-', '+']);
-        recipes.push(make_variables(recipe));
-    }
-    recipes.join("\n")
-}
-
-/// make's references read as the shell's: `$(HOME)` and `${HOME}` as `$HOME`, `$(shell X)` as
-/// `$(X)`, `$$` as `$`.
-fn make_variables(recipe: &str) -> String {
-    let mut out = String::with_capacity(recipe.len());
-    let mut rest = recipe;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-            continue;
-        }
-        let close = match after.chars().next() {
-            Some('(') => after.find(')'),
-            Some('{') => after.find('}'),
-            _ => None,
-        };
-        match close {
-            Some(close) => {
-                let inside = &after[1..close];
-                match inside.strip_prefix("shell ") {
-                    Some(command) => out.push_str(&format!("$({command})")),
-                    None => out.push_str(&format!("${{{inside}}}")),
-                }
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('$');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The commands `xargs` runs when the line shows its input: `outer` is the `xargs` command,
@@ -593,118 +358,6 @@ pub(crate) fn runs_its_input(form: &[Arg]) -> bool {
             .iter()
             .any(|arg| arg.text == ":::" || arg.text == "::::"),
         _ => false,
-    }
-}
-
-/// A reason to ask when a package runner fetches what it runs from a repository rather
-/// than a registry (`uvx --from git+https://…`, `npx github:user/repo`).
-pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
-    found.each_form().find_map(|form| {
-        let name = program(form)?;
-        // A package or image named at run time (`npx --yes "$PKG"`, `docker run "$IMAGE"`).
-        let runs_named = match name.as_ref() {
-            "npx" | "uvx" | "bunx" | "pnpx" | "pipx" => true,
-            "docker" | "podman" | "nerdctl" => form.get(1).is_some_and(|sub| sub.text == "run"),
-            _ => false,
-        };
-        // The first word that is neither an option nor an option's value.
-        let mut named = None;
-        if !runs_named {
-            return unseen_archive(form, &name);
-        }
-        let mut words = form.iter().skip(1).filter(|arg| arg.text != "run");
-        while let Some(arg) = words.next() {
-            let text = arg.text.as_str();
-            if !text.starts_with('-') {
-                named = Some(arg);
-                break;
-            }
-            let takes_value = matches!(
-                text,
-                "-v" | "--volume"
-                    | "-w"
-                    | "--workdir"
-                    | "-e"
-                    | "--env"
-                    | "--name"
-                    | "-p"
-                    | "--publish"
-                    | "--network"
-                    | "--entrypoint"
-                    | "-u"
-                    | "--user"
-                    | "--mount"
-                    | "--env-file"
-                    | "-l"
-                    | "--label"
-                    | "--platform"
-                    | "-p2"
-                    | "--from"
-                    | "--package"
-                    | "--python"
-                    | "--with"
-                    | "-h"
-                    | "--hostname"
-                    | "--cpus"
-                    | "-m"
-                    | "--memory"
-            );
-            if takes_value {
-                words.next();
-            }
-        }
-        if let Some(named) = named
-            && !named.literal
-        {
-            return Some(format!(
-                "runs `{}`, a package or image named only at run time",
-                named.text
-            ));
-        }
-        unseen_archive(form, &name)
-    })
-}
-
-/// Why a package from a URL or a repository rather than a registry is unknown.
-fn unseen_archive(form: &[Arg], name: &str) -> Option<String> {
-    {
-        // pip builds an archive from a URL by running its setup code; the registry's own
-        // file host is the registry.
-        if matches!(name, "pip" | "pip3") && form.iter().any(|arg| arg.text == "install") {
-            let archive = form.iter().skip(1).find(|arg| {
-                let text = arg.text.as_str();
-                (text.starts_with("http://") || text.starts_with("https://"))
-                    && !text.contains("files.pythonhosted.org")
-                    && [".tgz", ".tar.gz", ".whl", ".zip", ".tar.bz2"]
-                        .iter()
-                        .any(|end| text.ends_with(end))
-            })?;
-            return Some(format!(
-                "installs `{}`, a package from a URL rather than a registry, running its build code",
-                archive.text
-            ));
-        }
-        if !matches!(
-            name,
-            "uvx" | "npx" | "pipx" | "bunx" | "pnpx" | "uv" | "pnpm" | "yarn"
-        ) {
-            return None;
-        }
-        let source = form.iter().skip(1).find(|arg| {
-            let text = arg.text.trim_start_matches("--from=");
-            let archive = [".tgz", ".tar.gz", ".whl", ".zip", ".tar.bz2"]
-                .iter()
-                .any(|end| text.ends_with(end));
-            (text.starts_with("http://") || text.starts_with("https://")) && archive
-                || text.starts_with("git+")
-                || text.starts_with("github:")
-                || text.starts_with("gitlab:")
-                || (text.starts_with("https://") && text.contains(".git"))
-        })?;
-        Some(format!(
-            "runs code fetched from `{}`, a repository rather than a registry",
-            source.text
-        ))
     }
 }
 
