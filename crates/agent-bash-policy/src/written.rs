@@ -4,8 +4,7 @@
 //! from the network (a download run), or is unknown (asks). Pure: looks at words.
 
 use crate::commands::{self, ProgramSource, basename};
-use crate::walk::{Found, Stdin};
-use crate::words::Arg;
+use crate::words::{Arg, Found, Stdin};
 
 /// What a file written earlier in the line holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
