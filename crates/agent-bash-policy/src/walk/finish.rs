@@ -2,150 +2,172 @@
 //! -exec` commands, files the line wrote earlier. Each is walked as a script of its own.
 
 use crate::commands;
-use crate::harm;
 use crate::runners;
 use crate::words::{Arg, Found, Printed, Redirect, Stdin};
 use crate::written;
 
 use super::bind::{nameref_bindings, names_read_from_data};
-use super::scripts::{Fed, code_scripts, exported_functions, fed_script, script_file};
+use super::scripts::{
+    Fed, Script, build_file_scripts, code_scripts, exported_functions, fed_script, script_file,
+};
 use super::unseen::{non_literal_code, unseen_nameref, unseen_program_file, unseen_reason};
 use super::{MAX_NESTING, Walker, name_of};
+
+/// What a found command hands on to run, gathered over its forms before any of it is walked.
+#[derive(Default)]
+struct Handed {
+    /// Scripts it runs: a launcher's, interpreter code, files the line wrote, …
+    scripts: Vec<Script>,
+    /// Scripts a program runs and feeds with data of its own (`tar --to-command=sh`,
+    /// `vim -c 'w !sh'`, a git alias `!sh` reading git's input).
+    fed: Vec<(String, String)>,
+    /// The commands `find -exec` runs.
+    sub_commands: Vec<Vec<Arg>>,
+    /// Words bash evaluates as array subscripts or arithmetic (`let`, `read`, `printf -v`).
+    subscripts: Vec<Arg>,
+    /// It only hands a script to a local shell (`Found::launcher`).
+    launcher: bool,
+    /// Why what it runs cannot be known, if it cannot: the first reason found.
+    unknown: Option<String>,
+}
 
 impl Walker<'_> {
     /// Records the command in `slot`, then walks what it runs: launcher scripts, scripts fed
     /// to a shell's input, `find -exec` commands.
     pub(super) fn finish(&mut self, slot: usize, argv: Vec<Arg>, redirects: Vec<Redirect>) {
         let mut found = self.found(argv, redirects);
-        let mut scripts: Vec<(String, String, Option<Vec<Arg>>)> = Vec::new();
-        // Scripts a program runs and feeds with data of its own (`tar --to-command=sh`,
-        // `vim -c 'w !sh'`, a git alias `!sh` reading git's input).
-        let mut fed: Vec<(String, String)> = Vec::new();
-        let mut sub_commands: Vec<Vec<Arg>> = Vec::new();
-        let mut launcher = false;
-        let mut unknown = None;
-        let mut subscripts: Vec<Arg> = Vec::new();
+        let mut handed = Handed::default();
         for form in found.each_form() {
-            fed.extend(
-                commands::option_scripts(form)
-                    .into_iter()
-                    .map(|launch| (launch.script, launch.label)),
-            );
-            fed.extend(
-                runners::texts(form)
-                    .into_iter()
-                    .chain(runners::git_texts(form)),
-            );
-            for (script, label) in exported_functions(form) {
-                scripts.push((script, label, None));
-            }
-            scripts.extend(code_scripts(&found, form));
-            if let Some(names) = names_read_from_data(&found, form) {
-                self.read_names.extend(names);
-            }
-            let input = found.redirects.iter().rev().find_map(|redirect| {
-                redirect
-                    .body
-                    .as_deref()
-                    .or(match redirect.target.printed.as_deref() {
-                        Some(Printed::Text(text)) if redirect.op == "<" => Some(text.as_str()),
-                        _ => None,
-                    })
-            });
-            self.values.learn(form, input);
-            if let Some(steps) = runners::stdin_dockerfile(form)
-                .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
-                .flatten()
-            {
-                // The steps run in the image, not on this machine: only what they send out
-                // (a build secret posted elsewhere) is judged here.
-                for step in Walker::default().walk(&runners::dockerfile_runs(steps)) {
-                    if step.each_form().any(|form| harm::sends(&step, form)) {
-                        let label = "docker build -f - (RUN)".to_owned();
-                        scripts.push((runners::quote_join(&step.argv), label, None));
-                    }
+            self.form_hands_on(&found, form, &mut handed);
+        }
+        self.built_command(&found, &mut handed.scripts);
+        handed.scripts.extend(xargs_scripts(&found));
+        if handed.unknown.is_none() {
+            handed.unknown = unseen_reason(&mut found);
+        }
+        self.written_runs(&mut found, &mut handed);
+        self.moved_deletions(&found, &mut handed.scripts);
+        self.record_writes(&found, &mut handed.scripts);
+        found.launcher = handed.launcher;
+        // `yes | xargs -P 0 …`: as many processes at once as the input has lines, without
+        // end; `… | tail` or `sort` of an endless input holds it all in memory.
+        if self.endless_input
+            && found.each_form().any(|form| {
+                unbounded_parallel(form)
+                    || matches!(&*name_of(form), "tail" | "sort" | "tac" | "shuf")
+            })
+        {
+            found.fork_bomb = true;
+        }
+        if found.unknown.is_none() {
+            found.unknown = handed.unknown.take();
+        }
+        self.out[slot] = found;
+        self.walk_handed(slot, handed);
+    }
+
+    /// Gathers what one form of `found` hands on: the scripts its words and input carry,
+    /// why it is unknown, a launcher's script, `find -exec` commands, a script fed to a
+    /// shell on its input.
+    fn form_hands_on(&mut self, found: &Found, form: &[Arg], handed: &mut Handed) {
+        self.form_scripts(found, form, handed);
+        self.form_unknowns(form, handed);
+        if let Some(launch) = commands::launch(form) {
+            handed.launcher |= launch.transparent;
+            handed
+                .scripts
+                .push((launch.script, launch.label, launch.positional));
+            return;
+        }
+        handed
+            .subscripts
+            .extend(commands::evaluated_names(form).into_iter().cloned());
+        if let Some(reason) = commands::changes_what_names_run(form) {
+            handed.unknown.get_or_insert(reason);
+        }
+        let name = commands::program(form).unwrap_or_default();
+        if name == "find" {
+            handed.sub_commands.extend(find_exec_commands(form));
+        }
+        if commands::shell_reads_stdin(form) {
+            match fed_script(found) {
+                Fed::Script(body) => {
+                    handed.launcher = true;
+                    handed.scripts.push((body, format!("{name} <<"), None));
                 }
-            }
-            // `make -f <(printf 'all:\n\trm …')`: the makefile's text is spelled out.
-            if matches!(&*name_of(form), "make" | "gmake") {
-                for pair in form.windows(2) {
-                    if matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile")
-                        && let Some(Printed::Text(text)) = pair[1].printed.as_deref()
-                    {
-                        scripts.push((
-                            runners::make_recipes(text),
-                            "make -f <(…)".to_owned(),
-                            None,
-                        ));
-                    }
+                Fed::Unseen => {
+                    handed
+                        .unknown
+                        .get_or_insert_with(|| format!("`{name}` runs a script read from a pipe"));
                 }
-            }
-            if let Some(recipes) = runners::stdin_makefile(form)
-                .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
-                .flatten()
-            {
-                scripts.push((runners::make_recipes(recipes), "make -f -".to_owned(), None));
-            }
-            self.bindings.extend(nameref_bindings(form));
-            if let Some(reason) = unseen_nameref(form) {
-                unknown.get_or_insert(reason);
-            }
-            if self.watched > 0
-                && let Some(commands::ProgramSource::File(script)) = commands::program_source(form)
-            {
-                unknown.get_or_insert_with(|| {
-                    format!(
-                        "runs `{}` on every change a file watcher reports; the file may be \
-                         rewritten between runs",
-                        script.text
-                    )
-                });
-            }
-            if let Some(reason) = unseen_program_file(form) {
-                unknown.get_or_insert(reason);
-            }
-            match script_file(form, &self.bindings) {
-                Some(Printed::Text(text)) => scripts.push((text, "<(…)".to_owned(), None)),
-                Some(Printed::Unseen(reason)) => {
-                    unknown.get_or_insert(reason);
-                }
-                Some(Printed::Tool) | None => {}
-            }
-            if runners::runs_its_input(form) || non_literal_code(form) {
-                unknown.get_or_insert_with(|| {
-                    "runs commands made from its input, which cannot be seen here".to_owned()
-                });
-            }
-            if let Some(launch) = commands::launch(form) {
-                launcher |= launch.transparent;
-                scripts.push((launch.script, launch.label, launch.positional));
-                continue;
-            }
-            subscripts.extend(commands::evaluated_names(form).into_iter().cloned());
-            if let Some(reason) = commands::changes_what_names_run(form) {
-                unknown.get_or_insert(reason);
-            }
-            let name = commands::program(form).unwrap_or_default();
-            if name == "find" {
-                sub_commands.extend(find_exec_commands(form));
-            }
-            if commands::shell_reads_stdin(form) {
-                match fed_script(&found) {
-                    Fed::Script(body) => {
-                        launcher = true;
-                        scripts.push((body, format!("{name} <<"), None));
-                    }
-                    Fed::Unseen => {
-                        unknown.get_or_insert_with(|| {
-                            format!("`{name}` runs a script read from a pipe")
-                        });
-                    }
-                    Fed::Nothing => {}
-                }
+                Fed::Nothing => {}
             }
         }
-        // `a=r; b=m; $a$b -rf ~`: the command as the line's values build it (it stays
-        // unknown too: a value may change in ways the text does not show).
+    }
+
+    /// Gathers the scripts one form of `found` carries in its words and input (option
+    /// scripts, runners' texts, exported functions, interpreter code, build files), and
+    /// learns what it tells of variables: names read from data, values, name references.
+    fn form_scripts(&mut self, found: &Found, form: &[Arg], handed: &mut Handed) {
+        handed.fed.extend(
+            commands::option_scripts(form)
+                .into_iter()
+                .map(|launch| (launch.script, launch.label)),
+        );
+        handed.fed.extend(
+            runners::texts(form)
+                .into_iter()
+                .chain(runners::git_texts(form)),
+        );
+        for (script, label) in exported_functions(form) {
+            handed.scripts.push((script, label, None));
+        }
+        handed.scripts.extend(code_scripts(found, form));
+        if let Some(names) = names_read_from_data(found, form) {
+            self.read_names.extend(names);
+        }
+        self.values.learn(form, spelled_input(found));
+        handed.scripts.extend(build_file_scripts(found, form));
+        self.bindings.extend(nameref_bindings(form));
+    }
+
+    /// Notes why one form cannot be known (the first reason found wins), and takes the
+    /// script file it runs when the line shows its text.
+    fn form_unknowns(&self, form: &[Arg], handed: &mut Handed) {
+        if let Some(reason) = unseen_nameref(form) {
+            handed.unknown.get_or_insert(reason);
+        }
+        if self.watched > 0
+            && let Some(commands::ProgramSource::File(script)) = commands::program_source(form)
+        {
+            handed.unknown.get_or_insert_with(|| {
+                format!(
+                    "runs `{}` on every change a file watcher reports; the file may be \
+                     rewritten between runs",
+                    script.text
+                )
+            });
+        }
+        if let Some(reason) = unseen_program_file(form) {
+            handed.unknown.get_or_insert(reason);
+        }
+        match script_file(form, &self.bindings) {
+            Some(Printed::Text(text)) => handed.scripts.push((text, "<(…)".to_owned(), None)),
+            Some(Printed::Unseen(reason)) => {
+                handed.unknown.get_or_insert(reason);
+            }
+            Some(Printed::Tool) | None => {}
+        }
+        if runners::runs_its_input(form) || non_literal_code(form) {
+            handed.unknown.get_or_insert_with(|| {
+                "runs commands made from its input, which cannot be seen here".to_owned()
+            });
+        }
+    }
+
+    /// `a=r; b=m; $a$b -rf ~`: the command as the line's values build it (it stays unknown
+    /// too: a value may change in ways the text does not show).
+    fn built_command(&self, found: &Found, scripts: &mut Vec<Script>) {
         const BUILT: &str = "as its values build it";
         if self.via.last().is_none_or(|via| via != BUILT)
             && let Some(script) = self.values.expanded_command(&found.argv)
@@ -157,27 +179,10 @@ impl Walker<'_> {
         {
             scripts.push((script, BUILT.to_owned(), None));
         }
-        // `echo ~ | xargs rm -rf`: what xargs runs, when its input shows.
-        let forms: Vec<&[Arg]> = found.each_form().collect();
-        let input = found.redirects.iter().rev().find_map(|redirect| {
-            redirect
-                .body
-                .as_deref()
-                .or(match redirect.target.printed.as_deref() {
-                    Some(Printed::Text(text)) if redirect.op == "<" => Some(text.as_str()),
-                    _ => None,
-                })
-        });
-        for pair in forms.windows(2) {
-            if let Some(script) = runners::xargs_commands(pair[0], pair[1], input) {
-                scripts.push((script, "xargs".to_owned(), None));
-            }
-        }
-        if unknown.is_none() {
-            unknown = unseen_reason(&mut found);
-        }
-        self.written_runs(&mut found, &mut scripts, &mut unknown);
-        // `mv ~/.gnupg x && rm -rf x`: deleting what the line moved deletes the original.
+    }
+
+    /// `mv ~/.gnupg x && rm -rf x`: deleting what the line moved deletes the original.
+    fn moved_deletions(&self, found: &Found, scripts: &mut Vec<Script>) {
         const MOVED: &str = "moved earlier in this command";
         for form in found
             .each_form()
@@ -201,7 +206,13 @@ impl Walker<'_> {
                 }
             }
         }
-        let writes = written::writes(&found, &self.written);
+    }
+
+    /// Records the files `found` writes: a program downloaded into a `PATH` folder, a git
+    /// hook whose text is known (its script walked now: it runs on the next commit or
+    /// checkout, whoever makes it), and everything written, for the commands after it.
+    fn record_writes(&mut self, found: &Found, scripts: &mut Vec<Script>) {
+        let writes = written::writes(found, &self.written);
         for (path, content) in &writes {
             if *content == written::Content::Download
                 && let Some((dir, name)) = path.rsplit_once('/')
@@ -225,25 +236,15 @@ impl Walker<'_> {
             }
         }
         self.written.extend(writes);
-        found.launcher = launcher;
-        // `yes | xargs -P 0 …`: as many processes at once as the input has lines, without
-        // end; `… | tail` or `sort` of an endless input holds it all in memory.
-        if self.endless_input
-            && found.each_form().any(|form| {
-                unbounded_parallel(form)
-                    || matches!(&*name_of(form), "tail" | "sort" | "tac" | "shuf")
-            })
-        {
-            found.fork_bomb = true;
-        }
-        if found.unknown.is_none() {
-            found.unknown = unknown;
-        }
-        self.out[slot] = found;
-        for arg in &subscripts {
+    }
+
+    /// Walks what the command in `slot` hands on, once it is recorded: subscripts, scripts,
+    /// scripts fed with the program's own data, `find -exec` commands.
+    fn walk_handed(&mut self, slot: usize, handed: Handed) {
+        for arg in &handed.subscripts {
             self.subscript(arg);
         }
-        for (script, label, positional) in scripts {
+        for (script, label, positional) in handed.scripts {
             self.launched_script(&script, &label, positional);
         }
         let feed = if self.stdin == Stdin::DownloadPipe {
@@ -259,28 +260,37 @@ impl Walker<'_> {
             .filter(|redirect| redirect.body.is_some())
             .cloned()
             .collect();
-        for (script, label) in fed {
+        for (script, label) in handed.fed {
             let saved = std::mem::replace(&mut self.stdin, feed);
             self.inherited = spelled.clone();
             self.launched_script(&script, &label, None);
             self.inherited.clear();
             self.stdin = saved;
         }
-        self.find_exec(sub_commands);
+        self.find_exec(handed.sub_commands);
     }
 
     /// The files written earlier in the line that `found` runs: their known text walked,
     /// a download or clone marked as one, a copy of a program read as it, the rest unknown.
-    fn written_runs(
-        &self,
-        found: &mut Found,
-        scripts: &mut Vec<(String, String, Option<Vec<Arg>>)>,
-        unknown: &mut Option<String>,
-    ) {
+    fn written_runs(&self, found: &mut Found, handed: &mut Handed) {
+        for ran in self.ran_files(found) {
+            let contents = if ran == ".git/hooks/" {
+                written::hooks(&self.written)
+            } else {
+                written::lookup(&self.written, &ran).into_iter().collect()
+            };
+            for content in contents {
+                content_runs(found, &ran, content, handed);
+            }
+        }
+    }
+
+    /// The files `found` runs as code (`written::runs`), and a bare name that is a program
+    /// the line downloaded into a `PATH` folder (`~/.local/bin/gitx`).
+    fn ran_files(&self, found: &Found) -> Vec<String> {
         let mut ran_files = written::runs(found);
-        // A bare name: a program the line downloaded into a `PATH` folder
-        // (`~/.local/bin/gitx`). Only a download written to exactly that path counts: a link
-        // to an installed program, or a folder an archive was unpacked into, is not it.
+        // Only a download written to exactly that path counts: a link to an installed
+        // program, or a folder an archive was unpacked into, is not it.
         if let Some(first) = found.argv.first().filter(|first| first.is_plain())
             && let Some((_, path)) = self
                 .downloaded_programs
@@ -289,75 +299,7 @@ impl Walker<'_> {
         {
             ran_files.push(path.clone());
         }
-        for ran in ran_files {
-            let contents = if ran == ".git/hooks/" {
-                written::hooks(&self.written)
-            } else {
-                written::lookup(&self.written, &ran).into_iter().collect()
-            };
-            for content in contents {
-                match content {
-                    written::Content::Known(text)
-                        if found.each_form().any(|form| name_of(form) == "ssh") =>
-                    {
-                        for script in written::ssh_config_commands(&text) {
-                            let label = format!("{ran} (ssh configuration written above)");
-                            scripts.push((script, label, None));
-                        }
-                    }
-                    written::Content::Known(text)
-                        if found
-                            .each_form()
-                            .any(|form| matches!(&*name_of(form), "make" | "gmake")) =>
-                    {
-                        let label = format!("{ran} (makefile written above)");
-                        scripts.push((runners::make_recipes(&text), label, None));
-                    }
-                    written::Content::Known(text) if written::is_shell_script(found, &text) => {
-                        scripts.push((text, format!("{ran} (written above)"), None));
-                    }
-                    written::Content::Known(text) => {
-                        let language = found
-                            .each_form()
-                            .map(name_of)
-                            .find(|name| commands::is_language_interpreter(name))
-                            .unwrap_or_default();
-                        for script in runners::code_commands(&language, &text) {
-                            scripts.push((script, format!("{ran} (written above)"), None));
-                        }
-                    }
-                    written::Content::Download => found.runs_download = true,
-                    // A script of a repository just cloned, run by its path: code from the
-                    // network, as a download is.
-                    // Building it (`make -C DIR`) is how sources are installed: a person
-                    // decides.
-                    written::Content::Clone if ran.ends_with("/Makefile") => {
-                        unknown.get_or_insert_with(|| {
-                            format!("builds `{ran}` of a repository cloned from the network in this command")
-                        });
-                    }
-                    written::Content::Clone => found.runs_download = true,
-                    // A copy of a system program under another name: the program's rules.
-                    written::Content::Program(program) => {
-                        if let Some(form) = found
-                            .each_form()
-                            .find(|form| form.first().is_some_and(|first| first.text == ran))
-                        {
-                            let mut words = vec![Arg::literal(program)];
-                            words.extend(form[1..].iter().cloned());
-                            scripts.push((
-                                runners::quote_join(&words),
-                                format!("{ran} (a copy)"),
-                                None,
-                            ));
-                        }
-                    }
-                    written::Content::Moved(_) | written::Content::Unknown => {
-                        unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
-                    }
-                }
-            }
-        }
+        ran_files
     }
 
     /// Walks the commands `find -exec` runs, each as a command of its own.
@@ -375,6 +317,92 @@ impl Walker<'_> {
             self.nesting -= 1;
         }
     }
+}
+
+/// What running the file `ran`, which the line wrote with `content`, does: its known text
+/// walked (as an ssh configuration, a makefile, a shell script or interpreter code), a
+/// download or clone marked as one, a copy of a program read as it, the rest unknown.
+fn content_runs(found: &mut Found, ran: &str, content: written::Content, handed: &mut Handed) {
+    let scripts = &mut handed.scripts;
+    match content {
+        written::Content::Known(text) if found.each_form().any(|form| name_of(form) == "ssh") => {
+            for script in written::ssh_config_commands(&text) {
+                let label = format!("{ran} (ssh configuration written above)");
+                scripts.push((script, label, None));
+            }
+        }
+        written::Content::Known(text)
+            if found
+                .each_form()
+                .any(|form| matches!(&*name_of(form), "make" | "gmake")) =>
+        {
+            let label = format!("{ran} (makefile written above)");
+            scripts.push((runners::make_recipes(&text), label, None));
+        }
+        written::Content::Known(text) if written::is_shell_script(found, &text) => {
+            scripts.push((text, format!("{ran} (written above)"), None));
+        }
+        written::Content::Known(text) => {
+            let language = found
+                .each_form()
+                .map(name_of)
+                .find(|name| commands::is_language_interpreter(name))
+                .unwrap_or_default();
+            for script in runners::code_commands(&language, &text) {
+                scripts.push((script, format!("{ran} (written above)"), None));
+            }
+        }
+        written::Content::Download => found.runs_download = true,
+        // A script of a repository just cloned, run by its path: code from the
+        // network, as a download is.
+        // Building it (`make -C DIR`) is how sources are installed: a person
+        // decides.
+        written::Content::Clone if ran.ends_with("/Makefile") => {
+            handed.unknown.get_or_insert_with(|| {
+                format!("builds `{ran}` of a repository cloned from the network in this command")
+            });
+        }
+        written::Content::Clone => found.runs_download = true,
+        // A copy of a system program under another name: the program's rules.
+        written::Content::Program(program) => {
+            if let Some(form) = found
+                .each_form()
+                .find(|form| form.first().is_some_and(|first| first.text == ran))
+            {
+                let mut words = vec![Arg::literal(program)];
+                words.extend(form[1..].iter().cloned());
+                scripts.push((runners::quote_join(&words), format!("{ran} (a copy)"), None));
+            }
+        }
+        written::Content::Moved(_) | written::Content::Unknown => {
+            handed.unknown.get_or_insert_with(|| format!("runs `{ran}`, written earlier in this command with content that cannot be seen here"));
+        }
+    }
+}
+
+/// The text `found` reads when the line spells it out: a here-document or here-string, or
+/// the file `<` reads when a process substitution prints it (`< <(echo …)`). The last wins.
+fn spelled_input(found: &Found) -> Option<&str> {
+    found.redirects.iter().rev().find_map(|redirect| {
+        redirect
+            .body
+            .as_deref()
+            .or(match redirect.target.printed.as_deref() {
+                Some(Printed::Text(text)) if redirect.op == "<" => Some(text.as_str()),
+                _ => None,
+            })
+    })
+}
+
+/// `echo ~ | xargs rm -rf`: what xargs runs, when its input shows.
+fn xargs_scripts(found: &Found) -> Vec<Script> {
+    let forms: Vec<&[Arg]> = found.each_form().collect();
+    let input = spelled_input(found);
+    forms
+        .windows(2)
+        .filter_map(|pair| runners::xargs_commands(pair[0], pair[1], input))
+        .map(|script| (script, "xargs".to_owned(), None))
+        .collect()
 }
 
 /// The commands of `find … -exec CMD ARGS ;` (also `-execdir`, `-ok`, `-okdir`, ending `+`).

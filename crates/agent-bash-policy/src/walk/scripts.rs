@@ -2,14 +2,19 @@
 //! shell's here-document, exported functions, a script file a process substitution prints.
 
 use crate::commands;
+use crate::harm;
 use crate::runners;
 use crate::words::{Arg, Found, Printed, Stdin};
 
-use super::name_of;
+use super::{Walker, name_of};
+
+/// A script found to walk: its text, the label it is found under (`bash -c`, `$(…)`), and
+/// the positional parameters a launcher gives it.
+pub(super) type Script = (String, String, Option<Vec<Arg>>);
 
 /// Scripts in code `form` carries: interpreter code on the command line or fed on input
 /// (the commands it runs), and `ed`'s `!command` lines.
-pub(super) fn code_scripts(found: &Found, form: &[Arg]) -> Vec<(String, String, Option<Vec<Arg>>)> {
+pub(super) fn code_scripts(found: &Found, form: &[Arg]) -> Vec<Script> {
     let mut scripts = Vec::new();
     if let Some(code) = fed_code(found, form) {
         // Scripts fed on input are everyday work (patching files in a loop): only the
@@ -38,6 +43,43 @@ pub(super) fn code_scripts(found: &Found, form: &[Arg]) -> Vec<(String, String, 
         {
             scripts.push((line.to_owned(), "ed !".to_owned(), None));
         }
+    }
+    scripts
+}
+
+/// Scripts from the build files `form` reads: the `RUN` steps of a Dockerfile on its input
+/// that send data out, and the recipes of a makefile the line spells out (`make -f
+/// <(printf …)`, `make -f - <<EOF`).
+pub(super) fn build_file_scripts(found: &Found, form: &[Arg]) -> Vec<Script> {
+    let mut scripts = Vec::new();
+    if let Some(steps) = runners::stdin_dockerfile(form)
+        .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
+        .flatten()
+    {
+        // The steps run in the image, not on this machine: only what they send out
+        // (a build secret posted elsewhere) is judged here.
+        for step in Walker::default().walk(&runners::dockerfile_runs(steps)) {
+            if step.each_form().any(|form| harm::sends(&step, form)) {
+                let label = "docker build -f - (RUN)".to_owned();
+                scripts.push((runners::quote_join(&step.argv), label, None));
+            }
+        }
+    }
+    // `make -f <(printf 'all:\n\trm …')`: the makefile's text is spelled out.
+    if matches!(&*name_of(form), "make" | "gmake") {
+        for pair in form.windows(2) {
+            if matches!(pair[0].text.as_str(), "-f" | "--file" | "--makefile")
+                && let Some(Printed::Text(text)) = pair[1].printed.as_deref()
+            {
+                scripts.push((runners::make_recipes(text), "make -f <(…)".to_owned(), None));
+            }
+        }
+    }
+    if let Some(recipes) = runners::stdin_makefile(form)
+        .then(|| found.redirects.iter().rev().find_map(|r| r.body.as_deref()))
+        .flatten()
+    {
+        scripts.push((runners::make_recipes(recipes), "make -f -".to_owned(), None));
     }
     scripts
 }
