@@ -19,14 +19,7 @@ impl Walker<'_> {
         let mut argv = Vec::new();
         let mut redirects = inherited.to_vec();
         if let Some(text) = self.piped_text.take() {
-            // Read like a here-string (`|` marks it as the pipe's): its own redirections
-            // come after and win.
-            redirects.push(Redirect {
-                fd: Some(0),
-                op: "|",
-                target: Arg::literal(text.clone()),
-                body: Some(text),
-            });
+            redirects.push(piped_redirect(text));
         }
         let mut has_own_redirects = false;
         // Arguments a program reads from a variable set for it (`TF_CLI_ARGS_apply=-destroy
@@ -43,27 +36,7 @@ impl Walker<'_> {
                 // `FOO=1 cmd`: not part of argv, but its value may run commands.
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                     self.assignment(assignment);
-                    // `LD_PRELOAD=/tmp/l.so ls`: the library is loaded into the program.
-                    if let ast::AssignmentName::VariableName(name) = &assignment.name
-                        && matches!(name.as_str(), "LD_PRELOAD" | "LD_AUDIT")
-                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
-                    {
-                        preloaded.extend(self.expand(&word.value).into_iter().map(|arg| arg.text));
-                    }
-                    if let ast::AssignmentName::VariableName(name) = &assignment.name
-                        && commands::names_environment(name)
-                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
-                    {
-                        injected.push(Arg::literal(format!("{name}={}", word.value)));
-                    }
-                    if let ast::AssignmentName::VariableName(name) = &assignment.name
-                        && commands::adds_arguments(name)
-                        && let ast::AssignmentValue::Scalar(word) = &assignment.value
-                    {
-                        for value in self.expand(&word.value) {
-                            injected.extend(value.text.split_whitespace().map(Arg::literal));
-                        }
-                    }
+                    self.set_for_command(assignment, &mut injected, &mut preloaded);
                 }
                 ast::CommandPrefixOrSuffixItem::Word(word) => argv.extend(self.expand(&word.value)),
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
@@ -100,6 +73,49 @@ impl Walker<'_> {
             return;
         }
         self.finish(slot, argv, redirects);
+        self.mark_downloads_carried(slot, &preloaded, substitutions);
+    }
+
+    /// What an assignment before a command name sets for that command alone: a library
+    /// loaded into it (`LD_PRELOAD=/tmp/l.so ls`), and arguments it reads from the
+    /// environment (`TF_CLI_ARGS_apply=-destroy terraform apply`), judged as its own.
+    fn set_for_command(
+        &mut self,
+        assignment: &ast::Assignment,
+        injected: &mut Vec<Arg>,
+        preloaded: &mut Vec<String>,
+    ) {
+        // `LD_PRELOAD=/tmp/l.so ls`: the library is loaded into the program.
+        if let ast::AssignmentName::VariableName(name) = &assignment.name
+            && matches!(name.as_str(), "LD_PRELOAD" | "LD_AUDIT")
+            && let ast::AssignmentValue::Scalar(word) = &assignment.value
+        {
+            preloaded.extend(self.expand(&word.value).into_iter().map(|arg| arg.text));
+        }
+        if let ast::AssignmentName::VariableName(name) = &assignment.name
+            && commands::names_environment(name)
+            && let ast::AssignmentValue::Scalar(word) = &assignment.value
+        {
+            injected.push(Arg::literal(format!("{name}={}", word.value)));
+        }
+        if let ast::AssignmentName::VariableName(name) = &assignment.name
+            && commands::adds_arguments(name)
+            && let ast::AssignmentValue::Scalar(word) = &assignment.value
+        {
+            for value in self.expand(&word.value) {
+                injected.extend(value.text.split_whitespace().map(Arg::literal));
+            }
+        }
+    }
+
+    /// Marks downloads the command in `slot` carries: a library the line downloaded loaded
+    /// into it, and what a downloading command writes into its `>(…)` (`substitutions`).
+    fn mark_downloads_carried(
+        &mut self,
+        slot: usize,
+        preloaded: &[String],
+        substitutions: Vec<(usize, usize)>,
+    ) {
         if preloaded.iter().any(|library| {
             library.split(':').any(|path| {
                 written::lookup(&self.written, path.trim_start_matches("./"))
@@ -292,6 +308,18 @@ impl Walker<'_> {
             let text = arg.text.clone();
             self.inside("a[…]", |walker| walker.scan_text(&text));
         }
+    }
+}
+
+/// What the command before this one in a pipeline prints, when a literal `echo`/`printf`
+/// shows it, as this command's input: read like a here-string (`|` marks it as the pipe's),
+/// its own redirections come after and win.
+fn piped_redirect(text: String) -> Redirect {
+    Redirect {
+        fd: Some(0),
+        op: "|",
+        target: Arg::literal(text.clone()),
+        body: Some(text),
     }
 }
 
