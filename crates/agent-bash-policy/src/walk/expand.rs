@@ -1,7 +1,9 @@
 //! The walker over words: brace expansion, quote removal, and the command substitutions
 //! inside words, here-documents and arithmetic text, walked as nested scripts.
 
-use brush_parser::word::{WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    BraceExpressionMember, BraceExpressionOrText, WordPiece, WordPieceWithSource,
+};
 
 use crate::parse;
 use crate::words::{self, Arg, Found};
@@ -184,85 +186,88 @@ impl Walker<'_> {
 /// The words a brace expression expands to (`{a,b}c` gives `ac`, `bc`), still quoted;
 /// `None` if there would be more than [`MAX_BRACE_WORDS`] or the parser fails.
 fn brace_alternatives(raw: &str, pieces: &[WordPieceWithSource]) -> Option<Vec<String>> {
-    use brush_parser::word::{BraceExpressionMember, BraceExpressionOrText};
-
-    fn expand_pieces(pieces: &[BraceExpressionOrText]) -> Option<Vec<String>> {
-        let mut results = vec![String::new()];
-        for piece in pieces {
-            let options = match piece {
-                BraceExpressionOrText::Text(text) => vec![text.clone()],
-                BraceExpressionOrText::Expr(members) => {
-                    let mut options = Vec::new();
-                    for member in members {
-                        options.extend(expand_member(member)?);
-                        if options.len() > MAX_BRACE_WORDS {
-                            return None;
-                        }
-                    }
-                    options
-                }
-            };
-            if results.len().saturating_mul(options.len()) > MAX_BRACE_WORDS {
-                return None;
-            }
-            results = results
-                .iter()
-                .flat_map(|prefix| {
-                    options
-                        .iter()
-                        .map(move |option| format!("{prefix}{option}"))
-                })
-                .collect();
-        }
-        Some(results)
-    }
-
-    fn expand_member(member: &BraceExpressionMember) -> Option<Vec<String>> {
-        match member {
-            BraceExpressionMember::Child(pieces) => expand_pieces(pieces),
-            BraceExpressionMember::NumberSequence {
-                start,
-                end,
-                increment,
-            } => {
-                let values =
-                    sequence(i128::from(*start), i128::from(*end), i128::from(*increment))?;
-                Some(values.into_iter().map(|value| value.to_string()).collect())
-            }
-            BraceExpressionMember::CharSequence {
-                start,
-                end,
-                increment,
-            } => {
-                let values = sequence(
-                    i128::from(u32::from(*start)),
-                    i128::from(u32::from(*end)),
-                    i128::from(*increment),
-                )?;
-                Some(
-                    values
-                        .into_iter()
-                        .filter_map(|value| u32::try_from(value).ok().and_then(char::from_u32))
-                        .map(String::from)
-                        .collect(),
-                )
-            }
-        }
-    }
-
-    fn sequence(start: i128, end: i128, increment: i128) -> Option<Vec<i128>> {
-        let step = if increment == 0 { 1 } else { increment.abs() };
-        let count = (end - start).abs() / step + 1;
-        if count > MAX_BRACE_WORDS as i128 {
-            return None;
-        }
-        let direction = if end >= start { step } else { -step };
-        Some((0..count).map(|index| start + index * direction).collect())
-    }
-
     match parse::braces(raw, pieces) {
         Ok(Some(pieces)) => expand_pieces(&pieces),
         Ok(None) => Some(vec![raw.to_owned()]),
         Err(_) => None,
     }
+}
+
+/// The words a brace expression's pieces expand to, each piece's options after the words
+/// so far; `None` beyond [`MAX_BRACE_WORDS`].
+fn expand_pieces(pieces: &[BraceExpressionOrText]) -> Option<Vec<String>> {
+    let mut results = vec![String::new()];
+    for piece in pieces {
+        let options = match piece {
+            BraceExpressionOrText::Text(text) => vec![text.clone()],
+            BraceExpressionOrText::Expr(members) => {
+                let mut options = Vec::new();
+                for member in members {
+                    options.extend(expand_member(member)?);
+                    if options.len() > MAX_BRACE_WORDS {
+                        return None;
+                    }
+                }
+                options
+            }
+        };
+        if results.len().saturating_mul(options.len()) > MAX_BRACE_WORDS {
+            return None;
+        }
+        results = results
+            .iter()
+            .flat_map(|prefix| {
+                options
+                    .iter()
+                    .map(move |option| format!("{prefix}{option}"))
+            })
+            .collect();
+    }
+    Some(results)
+}
+
+/// The words one member of a brace expression expands to: a nested expression, or a
+/// sequence of numbers or characters (`{1..9..2}`, `{a..e}`).
+fn expand_member(member: &BraceExpressionMember) -> Option<Vec<String>> {
+    match member {
+        BraceExpressionMember::Child(pieces) => expand_pieces(pieces),
+        BraceExpressionMember::NumberSequence {
+            start,
+            end,
+            increment,
+        } => {
+            let values = sequence(i128::from(*start), i128::from(*end), i128::from(*increment))?;
+            Some(values.into_iter().map(|value| value.to_string()).collect())
+        }
+        BraceExpressionMember::CharSequence {
+            start,
+            end,
+            increment,
+        } => {
+            let values = sequence(
+                i128::from(u32::from(*start)),
+                i128::from(u32::from(*end)),
+                i128::from(*increment),
+            )?;
+            Some(
+                values
+                    .into_iter()
+                    .filter_map(|value| u32::try_from(value).ok().and_then(char::from_u32))
+                    .map(String::from)
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// The values from `start` to `end` by `increment` (counting down when `end` is lower);
+/// `None` beyond [`MAX_BRACE_WORDS`].
+fn sequence(start: i128, end: i128, increment: i128) -> Option<Vec<i128>> {
+    let step = if increment == 0 { 1 } else { increment.abs() };
+    let count = (end - start).abs() / step + 1;
+    if count > MAX_BRACE_WORDS as i128 {
+        return None;
+    }
+    let direction = if end >= start { step } else { -step };
+    Some((0..count).map(|index| start + index * direction).collect())
 }
