@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::walk::{self, Found};
-use crate::words::Arg;
+use crate::walk;
+use crate::words::{Arg, Found};
 use crate::{Allowance, Decision, Policy, PolicySettings, RuleSpec, rules};
 
 /// How many leading words of a command an offered allow rule names; the rest match any

@@ -6,8 +6,7 @@
 
 use crate::commands::{self, ProgramSource};
 use crate::harm;
-use crate::walk::{Found, Stdin};
-use crate::words::Arg;
+use crate::words::{Arg, Found, Stdin};
 
 /// A built-in rule.
 pub(crate) struct Builtin {

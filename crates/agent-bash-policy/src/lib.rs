@@ -654,7 +654,7 @@ impl Policy {
 
     /// The decision on one segment: the strongest matching rule, raised to the unknown
     /// decision when the segment is unknown; the default when nothing applies.
-    fn decide(&self, found: walk::Found) -> Segment {
+    fn decide(&self, found: words::Found) -> Segment {
         let mut best: Option<(Decision, Option<String>, Option<String>)> = None;
         let mut consider = |decision: Decision, rule: Option<&str>, reason: Option<&str>| {
             if best
@@ -695,7 +695,7 @@ impl Policy {
                 .redirects
                 .iter()
                 .filter(|redirect| redirect.op != "|")
-                .map(walk::Redirect::text)
+                .map(words::Redirect::text)
                 .collect(),
             bounded_by_sandbox,
             tool: None,

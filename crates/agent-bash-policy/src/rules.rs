@@ -11,8 +11,8 @@ use regex::Regex;
 use crate::commands;
 use crate::glob;
 use crate::parse;
-use crate::walk::{self, Found};
-use crate::words::Arg;
+use crate::walk;
+use crate::words::{self, Arg, Found};
 use crate::{Decision, PolicyError, RuleSpec};
 
 /// A compiled user rule.
@@ -162,7 +162,7 @@ fn suggestion_fields(spec: &RuleSpec) -> Option<&'static str> {
 /// (`2>&1`, `>/dev/null`, `<<EOF`), also after a single space.
 pub(crate) fn normalized_text(form: &[Arg], found: &Found) -> String {
     let mut text = String::new();
-    let redirects = found.redirects.iter().map(walk::Redirect::text);
+    let redirects = found.redirects.iter().map(words::Redirect::text);
     for part in form.iter().map(|arg| arg.text.clone()).chain(redirects) {
         if !text.is_empty() {
             text.push(' ');

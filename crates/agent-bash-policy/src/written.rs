@@ -4,8 +4,7 @@
 //! from the network (a download run), or is unknown (asks). Pure: looks at words.
 
 use crate::commands::{self, ProgramSource, basename};
-use crate::walk::{Found, Stdin};
-use crate::words::Arg;
+use crate::words::{Arg, Found, Stdin};
 
 /// What a file written earlier in the line holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,22 +30,24 @@ fn key(path: &str) -> String {
     path.trim_end_matches('/').to_owned()
 }
 
+/// Programs that write files their operands name, besides downloaders and redirections.
+const WRITERS: &[&str] = &[
+    "git",
+    "scp",
+    "rsync",
+    "tar",
+    "bsdtar",
+    "unzip",
+    "cp",
+    "mv",
+    "install",
+    "ln",
+    "tee",
+    "lwp-download",
+];
+
 /// The files (or directories, for clones and archives) `found` writes, with what they hold.
 pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(String, Content)> {
-    const WRITERS: &[&str] = &[
-        "git",
-        "scp",
-        "rsync",
-        "tar",
-        "bsdtar",
-        "unzip",
-        "cp",
-        "mv",
-        "install",
-        "ln",
-        "tee",
-        "lwp-download",
-    ];
     let mut out = Vec::new();
     let writes_by_redirect = found.redirects.iter().any(|redirect| redirect.writes());
     for form in found.each_form() {
@@ -62,20 +63,7 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
             continue;
         }
         for redirect in found.redirects.iter().filter(|redirect| redirect.writes()) {
-            let content = if downloads {
-                Content::Download
-            } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
-                Content::Known(body)
-            } else if let Some(text) = matches!(name, "echo" | "printf")
-                .then(|| crate::printed::printed_known(form))
-                .flatten()
-            {
-                Content::Known(text)
-            } else if found.stdin == Stdin::DownloadPipe {
-                Content::Download
-            } else {
-                Content::Unknown
-            };
+            let content = redirect_content(found, name, form, downloads);
             out.push((key(&redirect.target.text), content));
         }
         if downloads {
@@ -85,92 +73,142 @@ pub(crate) fn writes(found: &Found, earlier: &[(String, Content)]) -> Vec<(Strin
                     .map(|path| (path, Content::Download)),
             );
         }
-
-        // Words that are not options nor an option's value (`install -m 755 SRC DEST`).
-        let operands: Vec<&Arg> = form
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(at, arg)| {
-                let value_of_install_option = name == "install"
-                    && matches!(form[at - 1].text.as_str(), "-m" | "-o" | "-g" | "-S");
-                !arg.text.starts_with('-') && !value_of_install_option
-            })
-            .map(|(_, arg)| arg)
-            .collect();
-        match name {
-            "git" if form.iter().any(|arg| arg.text == "clone") => {
-                let after: Vec<&&Arg> = operands
-                    .iter()
-                    .skip_while(|arg| arg.text != "clone")
-                    .skip(1)
-                    .collect();
-                let directory = match after.as_slice() {
-                    [_, directory, ..] => directory.text.clone(),
-                    [url] => basename(url.text.trim_end_matches('/'))
-                        .trim_end_matches(".git")
-                        .to_owned(),
-                    [] => String::new(),
-                };
-                if !directory.is_empty() {
-                    out.push((key(&directory), Content::Clone));
-                }
-            }
-            "scp" | "rsync" if operands.len() >= 2 => {
-                let remote = operands[..operands.len() - 1]
-                    .iter()
-                    .any(|arg| arg.text.contains(':'));
-                if remote && let Some(last) = operands.last() {
-                    out.push((key(&last.text), Content::Download));
-                }
-            }
-            "tar" | "bsdtar" | "unzip"
-                if found.stdin == Stdin::DownloadPipe || reads_written_download(form, earlier) =>
-            {
-                let directory = form
-                    .windows(2)
-                    .find(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory" | "-d"))
-                    .map_or(".".to_owned(), |pair| pair[1].text.clone());
-                out.push((key(&directory), Content::Download));
-            }
-            "cp" | "mv" | "install" | "ln" if operands.len() >= 2 => {
-                let source = key(&operands[0].text);
-                let home_folder = name == "mv"
-                    && ["~/", "$HOME/", "${HOME}/"]
-                        .iter()
-                        .any(|home| operands[0].text.starts_with(home));
-                let content = lookup(earlier, &source)
-                    .or_else(|| system_program(&operands[0].text).map(Content::Program))
-                    .or_else(|| home_folder.then(|| Content::Moved(operands[0].text.clone())))
-                    .unwrap_or(Content::Unknown);
-                if let Some(last) = operands.last() {
-                    // Into a folder (`mv ~/x .`, `mv ~/x dir/`): the file keeps its name there.
-                    let target = if matches!(content, Content::Moved(_))
-                        && (last.text == "." || last.text.ends_with('/'))
-                    {
-                        format!(
-                            "{}/{}",
-                            last.text.trim_end_matches('/'),
-                            basename(operands[0].text.trim_end_matches('/'))
-                        )
-                    } else {
-                        last.text.clone()
-                    };
-                    out.push((key(&target), content));
-                }
-            }
-            "tee" => out.extend(operands.iter().map(|arg| {
-                let content = if found.stdin == Stdin::DownloadPipe {
-                    Content::Download
-                } else {
-                    Content::Unknown
-                };
-                (key(&arg.text), content)
-            })),
-            _ => {}
-        }
+        out.extend(operand_writes(found, name, form, earlier));
     }
     out
+}
+
+/// What a redirection of `found` (whose form `form` is the program `name`) writes: a
+/// download, a here-document's text, a literal `echo`/`printf`'s text, a download piped in,
+/// or something unknown.
+fn redirect_content(found: &Found, name: &str, form: &[Arg], downloads: bool) -> Content {
+    if downloads {
+        Content::Download
+    } else if let Some(body) = found.redirects.iter().find_map(|r| r.body.clone()) {
+        Content::Known(body)
+    } else if let Some(text) = matches!(name, "echo" | "printf")
+        .then(|| crate::printed::printed_known(form))
+        .flatten()
+    {
+        Content::Known(text)
+    } else if found.stdin == Stdin::DownloadPipe {
+        Content::Download
+    } else {
+        Content::Unknown
+    }
+}
+
+/// Words that are not options nor an option's value (`install -m 755 SRC DEST`).
+fn operands<'a>(name: &str, form: &'a [Arg]) -> Vec<&'a Arg> {
+    form.iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(at, arg)| {
+            let value_of_install_option = name == "install"
+                && matches!(form[at - 1].text.as_str(), "-m" | "-o" | "-g" | "-S");
+            !arg.text.starts_with('-') && !value_of_install_option
+        })
+        .map(|(_, arg)| arg)
+        .collect()
+}
+
+/// The files a writer's operands name, with what they hold: the directory `git clone`
+/// makes, what `scp`/`rsync` fetch, where an archive downloaded unpacks, a copy or move's
+/// target, the files `tee` writes.
+fn operand_writes(
+    found: &Found,
+    name: &str,
+    form: &[Arg],
+    earlier: &[(String, Content)],
+) -> Vec<(String, Content)> {
+    let operands = operands(name, form);
+    let mut out = Vec::new();
+    match name {
+        "git" if form.iter().any(|arg| arg.text == "clone") => {
+            let directory = clone_directory(&operands);
+            if !directory.is_empty() {
+                out.push((key(&directory), Content::Clone));
+            }
+        }
+        "scp" | "rsync" if operands.len() >= 2 => {
+            let remote = operands[..operands.len() - 1]
+                .iter()
+                .any(|arg| arg.text.contains(':'));
+            if remote && let Some(last) = operands.last() {
+                out.push((key(&last.text), Content::Download));
+            }
+        }
+        "tar" | "bsdtar" | "unzip"
+            if found.stdin == Stdin::DownloadPipe || reads_written_download(form, earlier) =>
+        {
+            let directory = form
+                .windows(2)
+                .find(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory" | "-d"))
+                .map_or(".".to_owned(), |pair| pair[1].text.clone());
+            out.push((key(&directory), Content::Download));
+        }
+        "cp" | "mv" | "install" | "ln" if operands.len() >= 2 => {
+            out.extend(copy_write(name, &operands, earlier));
+        }
+        "tee" => out.extend(operands.iter().map(|arg| {
+            let content = if found.stdin == Stdin::DownloadPipe {
+                Content::Download
+            } else {
+                Content::Unknown
+            };
+            (key(&arg.text), content)
+        })),
+        _ => {}
+    }
+    out
+}
+
+/// The directory `git clone` makes: the one named after the URL, or else the URL's last
+/// part without `.git`. Empty if there is no URL.
+fn clone_directory(operands: &[&Arg]) -> String {
+    let after: Vec<&&Arg> = operands
+        .iter()
+        .skip_while(|arg| arg.text != "clone")
+        .skip(1)
+        .collect();
+    match after.as_slice() {
+        [_, directory, ..] => directory.text.clone(),
+        [url] => basename(url.text.trim_end_matches('/'))
+            .trim_end_matches(".git")
+            .to_owned(),
+        [] => String::new(),
+    }
+}
+
+/// What `cp`, `mv`, `install` or `ln` (`name`) writes at its last operand: what the line
+/// wrote at the source, a system program, a folder of the user's moved, or unknown.
+fn copy_write(
+    name: &str,
+    operands: &[&Arg],
+    earlier: &[(String, Content)],
+) -> Option<(String, Content)> {
+    let source = key(&operands[0].text);
+    let home_folder = name == "mv"
+        && ["~/", "$HOME/", "${HOME}/"]
+            .iter()
+            .any(|home| operands[0].text.starts_with(home));
+    let content = lookup(earlier, &source)
+        .or_else(|| system_program(&operands[0].text).map(Content::Program))
+        .or_else(|| home_folder.then(|| Content::Moved(operands[0].text.clone())))
+        .unwrap_or(Content::Unknown);
+    let last = operands.last()?;
+    // Into a folder (`mv ~/x .`, `mv ~/x dir/`): the file keeps its name there.
+    let target =
+        if matches!(content, Content::Moved(_)) && (last.text == "." || last.text.ends_with('/')) {
+            format!(
+                "{}/{}",
+                last.text.trim_end_matches('/'),
+                basename(operands[0].text.trim_end_matches('/'))
+            )
+        } else {
+            last.text.clone()
+        };
+    Some((key(&target), content))
 }
 
 /// Files interpreter code downloads to (`copy("http://…", "/tmp/x")` in PHP,
@@ -292,6 +330,19 @@ pub(crate) fn lookup(written: &[(String, Content)], path: &str) -> Option<Conten
     })
 }
 
+/// Programs that run files they are given, besides shells, interpreters and programs run by
+/// their path.
+const RUNS_FILES: &[&str] = &[
+    "source", ".", "make", "gmake", "ssh", "git", "enable", "dpkg", "apt", "apt-get", "rpm", "dnf",
+    "yum", "zypper", "pip", "pip3", "npm", "pnpm", "yarn", "gem",
+];
+
+/// Package managers: a package file they install runs its scripts.
+const PACKAGE_MANAGERS: &[&str] = &[
+    "dpkg", "apt", "apt-get", "rpm", "dnf", "yum", "zypper", "pip", "pip3", "npm", "pnpm", "yarn",
+    "gem",
+];
+
 /// The files `found` runs as code: its program when it is a path, the script a shell or
 /// interpreter reads, what `source` reads, a start-up file (`--rcfile`), a hook of
 /// `.git/hooks` run by git.
@@ -303,29 +354,7 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
         let runs_files = first.text.contains('/')
             || commands::is_shell(&name)
             || commands::is_language_interpreter(&name)
-            || matches!(
-                name.as_ref(),
-                "source"
-                    | "."
-                    | "make"
-                    | "gmake"
-                    | "ssh"
-                    | "git"
-                    | "enable"
-                    | "dpkg"
-                    | "apt"
-                    | "apt-get"
-                    | "rpm"
-                    | "dnf"
-                    | "yum"
-                    | "zypper"
-                    | "pip"
-                    | "pip3"
-                    | "npm"
-                    | "pnpm"
-                    | "yarn"
-                    | "gem"
-            );
+            || RUNS_FILES.contains(&name.as_ref());
         if !runs_files {
             continue;
         }
@@ -335,80 +364,84 @@ pub(crate) fn runs(found: &Found) -> Vec<String> {
         if let Some(ProgramSource::File(arg)) = commands::program_source(form) {
             out.push(arg.text.clone());
         }
-        out.extend(
-            form.windows(2)
-                .filter(|pair| {
-                    matches!(
-                        pair[0].text.as_str(),
-                        "--rcfile" | "--init-file" | "-F" | "--file" | "-f"
-                    )
-                })
-                .filter(|_| {
-                    commands::program(form).is_some_and(|name| {
-                        commands::is_shell(&name) || matches!(name.as_ref(), "make" | "ssh")
-                    })
-                })
-                .map(|pair| pair[1].text.clone()),
-        );
-        // A package file installed runs its scripts (`dpkg -i x.deb`, `pip install x.whl`).
-        if matches!(
-            name.as_ref(),
-            "dpkg"
-                | "apt"
-                | "apt-get"
-                | "rpm"
-                | "dnf"
-                | "yum"
-                | "zypper"
-                | "pip"
-                | "pip3"
-                | "npm"
-                | "pnpm"
-                | "yarn"
-                | "gem"
-        ) && form.iter().any(|arg| {
+        out.extend(option_files(form));
+        out.extend(installed_packages(&name, form));
+        out.extend(loaded_files(&name, form));
+    }
+    out
+}
+
+/// The start-up file, makefile or configuration a shell, `make` or `ssh` is given by an
+/// option (`--rcfile F`, `-f F`, `-F F`).
+fn option_files(form: &[Arg]) -> Vec<String> {
+    form.windows(2)
+        .filter(|pair| {
+            matches!(
+                pair[0].text.as_str(),
+                "--rcfile" | "--init-file" | "-F" | "--file" | "-f"
+            )
+        })
+        .filter(|_| {
+            commands::program(form).is_some_and(|name| {
+                commands::is_shell(&name) || matches!(name.as_ref(), "make" | "ssh")
+            })
+        })
+        .map(|pair| pair[1].text.clone())
+        .collect()
+}
+
+/// A package file installed runs its scripts (`dpkg -i x.deb`, `pip install x.whl`).
+fn installed_packages(name: &str, form: &[Arg]) -> Vec<String> {
+    let installs = PACKAGE_MANAGERS.contains(&name)
+        && form.iter().any(|arg| {
             matches!(
                 arg.text.as_str(),
                 "-i" | "--install" | "install" | "-U" | "localinstall" | "add"
             )
-        }) {
-            out.extend(
-                form.iter()
-                    .skip(1)
-                    .filter(|arg| {
-                        [".deb", ".rpm", ".whl", ".tar.gz", ".tgz", ".gem", ".zip"]
-                            .iter()
-                            .any(|end| arg.text.ends_with(end))
-                    })
-                    .map(|arg| arg.text.clone()),
-            );
-        }
-        // `enable -f FILE`: bash loads the shared object as a builtin.
-        if name.as_ref() == "enable" {
-            out.extend(
-                form.windows(2)
-                    .filter(|pair| pair[0].text == "-f")
-                    .map(|pair| pair[1].text.clone()),
-            );
-        }
-        // `make -C DIR`: the makefile of DIR.
-        if matches!(name.as_ref(), "make" | "gmake") {
-            out.extend(
-                form.windows(2)
-                    .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory"))
-                    .map(|pair| format!("{}/Makefile", pair[1].text.trim_end_matches('/'))),
-            );
-        }
-        if commands::program(form).as_deref() == Some("git")
-            && form.iter().any(|arg| {
-                matches!(
-                    arg.text.as_str(),
-                    "commit" | "push" | "checkout" | "merge" | "rebase" | "am" | "switch" | "pull"
-                )
-            })
-        {
-            out.push(".git/hooks/".to_owned());
-        }
+        });
+    if !installs {
+        return Vec::new();
+    }
+    form.iter()
+        .skip(1)
+        .filter(|arg| {
+            [".deb", ".rpm", ".whl", ".tar.gz", ".tgz", ".gem", ".zip"]
+                .iter()
+                .any(|end| arg.text.ends_with(end))
+        })
+        .map(|arg| arg.text.clone())
+        .collect()
+}
+
+/// Files `form` loads or has run besides its script: a builtin (`enable -f FILE`), the
+/// makefile of `make -C DIR`, the hooks git runs (`.git/hooks/`).
+fn loaded_files(name: &str, form: &[Arg]) -> Vec<String> {
+    let mut out = Vec::new();
+    // `enable -f FILE`: bash loads the shared object as a builtin.
+    if name == "enable" {
+        out.extend(
+            form.windows(2)
+                .filter(|pair| pair[0].text == "-f")
+                .map(|pair| pair[1].text.clone()),
+        );
+    }
+    // `make -C DIR`: the makefile of DIR.
+    if matches!(name, "make" | "gmake") {
+        out.extend(
+            form.windows(2)
+                .filter(|pair| matches!(pair[0].text.as_str(), "-C" | "--directory"))
+                .map(|pair| format!("{}/Makefile", pair[1].text.trim_end_matches('/'))),
+        );
+    }
+    if commands::program(form).as_deref() == Some("git")
+        && form.iter().any(|arg| {
+            matches!(
+                arg.text.as_str(),
+                "commit" | "push" | "checkout" | "merge" | "rebase" | "am" | "switch" | "pull"
+            )
+        })
+    {
+        out.push(".git/hooks/".to_owned());
     }
     out
 }

@@ -5,8 +5,7 @@
 //! harmful only sometimes, so a person decides. Pure: looks at words, runs nothing.
 
 use crate::commands::{self, basename};
-use crate::walk::{Found, Stdin};
-use crate::words::Arg;
+use crate::words::{Arg, Found, Stdin};
 
 mod files;
 mod lasting;

@@ -5,7 +5,7 @@ use super::*;
 
 /// A reason to ask when a package runner fetches what it runs from a repository rather
 /// than a registry (`uvx --from git+https://…`, `npx github:user/repo`).
-pub(crate) fn unseen_package(found: &crate::walk::Found) -> Option<String> {
+pub(crate) fn unseen_package(found: &crate::words::Found) -> Option<String> {
     found.each_form().find_map(|form| {
         let name = program(form)?;
         // A package or image named at run time (`npx --yes "$PKG"`, `docker run "$IMAGE"`).
