@@ -1572,6 +1572,13 @@ pub(crate) fn names_environment(variable: &str) -> bool {
     )
 }
 
+/// True for a program that makes a file system.
+pub(crate) fn makes_file_system(name: &str) -> bool {
+    name.starts_with("mkfs")
+        || name.starts_with("newfs")
+        || matches!(name, "mke2fs" | "mkdosfs" | "mkntfs")
+}
+
 pub(crate) fn is_downloader(name: &str) -> bool {
     matches!(
         name,

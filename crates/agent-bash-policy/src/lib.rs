@@ -233,6 +233,7 @@ mod expanded;
 pub mod glob;
 mod harm;
 mod parse;
+mod paths;
 mod printed;
 mod rules;
 mod runners;

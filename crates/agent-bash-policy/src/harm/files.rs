@@ -65,7 +65,7 @@ enum Place {
 /// The path `arg` names, read from the directory the command runs in when the line made it
 /// known, home directories as `~`.
 fn located(found: &Found, arg: &Arg) -> String {
-    let spelled = crate::builtin::home_spellings(&arg.text);
+    let spelled = crate::paths::home_spellings(&arg.text);
     let mut text = spelled.into_owned();
     if let Some(dir) = &found.cwd
         && !text.starts_with(['/', '~', '$'])
@@ -154,7 +154,7 @@ fn place(found: &Found, arg: &Arg) -> Place {
         | ["run", "user", ..]
         | ["media", ..]
         | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
-        [first, ..] => crate::builtin::is_system_dir(first),
+        [first, ..] => crate::paths::is_system_dir(first),
         _ => false,
     };
     if system { Place::System } else { Place::Other }
@@ -251,13 +251,13 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 .map(|pair| &pair[1])
                 .or(operand_list.last().copied())
                 .is_some_and(|target| {
-                    !path(&crate::builtin::home_spellings(&target.text)).starts_with('~')
+                    !path(&crate::paths::home_spellings(&target.text)).starts_with('~')
                 });
             operand_list.iter().any(|arg| {
-                let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+                let target = home_of_someone(&path(&crate::paths::home_spellings(&arg.text)));
                 // A top-level system directory moved away (`mv /etc /tmp/x`).
                 let system_root = target.matches('/').count() == 1
-                    && crate::builtin::is_system_dir(target.trim_start_matches('/'));
+                    && crate::paths::is_system_dir(target.trim_start_matches('/'));
                 target == "~"
                     || system_root
                     || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
@@ -275,7 +275,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 && (whole_prefix
                     || operand_list
                         .iter()
-                        .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
+                        .any(|arg| is_data(arg) || crate::paths::is_root_or_home(found, arg)))
         }
         "tar" | "bsdtar" => {
             form.iter().any(|arg| arg.text == "--remove-files")
@@ -377,7 +377,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
             (destroys
                 && start
                     .iter()
-                    .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
+                    .any(|arg| is_data(arg) || crate::paths::is_root_or_home(found, arg)))
                 || (removes && secret_start)
         }
         "dd" => form
@@ -483,7 +483,7 @@ pub(crate) fn lists_home(found: &Found) -> bool {
     (dot_folder || !narrowed)
         && start.iter().any(|arg| {
             place(found, arg) == Place::UserData && (located(found, arg) == "~" || dot_folder)
-                || crate::builtin::is_root_or_home(found, arg)
+                || crate::paths::is_root_or_home(found, arg)
         })
 }
 

@@ -374,7 +374,7 @@ const SHADOWED: &[&str] = &[
 /// under a common program's name in a `PATH` directory.
 fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
     let from_scratch = |source: &str| {
-        let source = path(&crate::builtin::home_spellings(source));
+        let source = path(&crate::paths::home_spellings(source));
         ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
             .iter()
             .any(|place| source.starts_with(place))
@@ -386,7 +386,7 @@ fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
     };
     // `-t DIR` (`--target-directory`): every other operand is a source, landing in DIR.
     if let Some((at, dir)) = target_directory(form) {
-        let dir = path(&crate::builtin::home_spellings(&dir));
+        let dir = path(&crate::paths::home_spellings(&dir));
         return operands
             .iter()
             .filter(|source| !std::ptr::eq(**source, &form[at]))
@@ -956,10 +956,7 @@ fn sql_copies(found: &Found, form: &[Arg]) -> Vec<(String, Option<String>)> {
             let selected = upper[copy..copy + to]
                 .find("SELECT")
                 .and_then(|at| quoted(&text[copy + at + 6..]));
-            out.push((
-                crate::builtin::home_spellings(&target).into_owned(),
-                selected,
-            ));
+            out.push((crate::paths::home_spellings(&target).into_owned(), selected));
         }
         for line in text.lines() {
             if let Some(target) = line
@@ -1006,7 +1003,7 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     {
         return Vec::new();
     }
-    let spelled = |text: &str| home_of_someone(&path(&crate::builtin::home_spellings(text)));
+    let spelled = |text: &str| home_of_someone(&path(&crate::paths::home_spellings(text)));
     let mut paths: Vec<String> = found
         .redirects
         .iter()

@@ -88,13 +88,13 @@ pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
                 .text
                 .split_once('=')
                 .map_or(arg.text.as_str(), |(_, v)| v);
-            crate::builtin::names_disk(&Arg {
+            crate::paths::names_disk(&Arg {
                 text: value.to_owned(),
                 ..arg.clone()
             })
         })
     };
-    if crate::builtin::makes_file_system(&name) {
+    if crate::commands::makes_file_system(&name) {
         return false;
     }
     match &*name {

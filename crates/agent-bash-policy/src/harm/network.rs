@@ -500,7 +500,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
             if !HINTS.iter().any(|hint| text.contains(hint)) {
                 return false;
             }
-            let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
+            let spelled = crate::paths::home_spellings(text.trim_start_matches('@'));
             let target = home_of_someone(&path(&spelled));
             // Any process's environment (`/proc/$PPID/environ`).
             if target.starts_with("/proc/") && target.ends_with("/environ") {
@@ -535,7 +535,7 @@ pub(crate) fn reads_secret(found: &Found) -> bool {
                 .rfind(|arg| !arg.text.starts_with('-'))
                 .is_some_and(|context| {
                     matches!(
-                        crate::builtin::home_spellings(&context.text).trim_end_matches('/'),
+                        crate::paths::home_spellings(&context.text).trim_end_matches('/'),
                         "~" | "$HOME" | "${HOME}" | ""
                     ) || context.text == "/"
                 })
@@ -802,7 +802,7 @@ pub(crate) fn evaluates_code(code: &str) -> bool {
 
 /// True if `text` names a credential file or folder (`~/.aws`, `$HOME/.ssh/id_rsa`).
 fn is_secret_path(text: &str) -> bool {
-    let spelled = crate::builtin::home_spellings(text);
+    let spelled = crate::paths::home_spellings(text);
     let target = home_of_someone(&path(&spelled));
     target == "~/.ssh"
         || SECRETS.iter().any(|place| under(&target, place))

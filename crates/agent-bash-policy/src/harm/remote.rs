@@ -462,7 +462,7 @@ pub(crate) fn remote_destroy(found: &Found, form: &[Arg]) -> bool {
                                 && !host.contains('/')
                                 && (place.is_empty()
                                     || place == "/"
-                                    || crate::builtin::is_system_dir(
+                                    || crate::paths::is_system_dir(
                                         place.trim_matches('/').split('/').next().unwrap_or(""),
                                     ))
                         })
