@@ -399,7 +399,7 @@ pub(crate) fn find_delete(form: &[Arg]) -> Option<FindDelete> {
     let deletes = form.iter().enumerate().any(|(at, arg)| {
         matches!(arg.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
             && form.get(at + 1..).is_some_and(|command| {
-                commands::forms(command)
+                crate::forms::forms(command)
                     .iter()
                     .any(|start| name(&command[*start..]) == "rm")
             })

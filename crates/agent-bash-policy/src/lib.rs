@@ -230,6 +230,7 @@ mod commands;
 mod env;
 mod error;
 mod expanded;
+mod forms;
 pub mod glob;
 mod harm;
 mod parse;

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use crate::builtin;
 use crate::commands;
 use crate::env::KnownEnv;
+use crate::forms;
 use crate::harm;
 use crate::parse;
 use crate::runners;
@@ -444,7 +445,7 @@ fn bind_values(found: &mut [Found], bindings: &[(String, Vec<Arg>)]) {
         }
         if changed {
             one.argv = argv;
-            one.forms = commands::forms(&one.argv);
+            one.forms = forms::forms(&one.argv);
         }
     }
 }
@@ -1530,7 +1531,7 @@ impl Walker<'_> {
     /// Where each command run through wrappers starts in `argv`, after reading command names
     /// made of known variables with their values (`$HOME/bin/tool` is `/home/me/bin/tool`).
     fn resolve_names(&mut self, argv: &mut [Arg]) -> Vec<usize> {
-        let mut forms = commands::forms(argv);
+        let mut forms = forms::forms(argv);
         // Each pass may reveal a wrapper whose command is resolved on the next one.
         for _ in 0..argv.len() {
             let mut changed = false;
@@ -1548,7 +1549,7 @@ impl Walker<'_> {
                 break;
             }
             self.resolved_names = true;
-            forms = commands::forms(argv);
+            forms = forms::forms(argv);
         }
         forms
     }
