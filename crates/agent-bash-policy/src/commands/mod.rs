@@ -10,7 +10,6 @@ mod launchers;
 mod names;
 mod option_scripts;
 mod output;
-mod wrapper_table;
 mod wrappers;
 
 pub(crate) use interpreters::{ProgramSource, program_source, shell_reads_stdin};

@@ -1,29 +1,43 @@
 //! Wrappers, which run the command that follows their own options (`sudo`, `env`,
 //! `timeout`, `xargs`, …): how their options look, and where the wrapped command starts.
 
-use super::wrapper_table::WRAPPERS;
 use super::{is_assignment, program};
 use crate::words::Arg;
 
+mod isolation;
+mod limits;
+mod privilege;
+mod shell;
+
+const NONE: &[&str] = &[];
+
+/// The wrapper table, by family; a name is in one entry only.
+const FAMILIES: [&[Wrapper]; 4] = [
+    shell::WRAPPERS,
+    privilege::WRAPPERS,
+    limits::WRAPPERS,
+    isolation::WRAPPERS,
+];
+
 /// How a wrapper's own options look, so that the wrapped command can be found.
-pub(super) struct Wrapper {
-    pub(super) names: &'static [&'static str],
+struct Wrapper {
+    names: &'static [&'static str],
     /// Short options that take an argument (`-u root`, `-uroot`).
-    pub(super) short_with_value: &'static str,
+    short_with_value: &'static str,
     /// Short options whose argument, if any, is attached (`xargs -i{}`).
-    pub(super) short_with_attached_value: &'static str,
+    short_with_attached_value: &'static str,
     /// Long options that take an argument when it is not given with `=`.
-    pub(super) long_with_value: &'static [&'static str],
+    long_with_value: &'static [&'static str],
     /// Short options that mean the wrapper runs no command (`command -v`, `sudo -l`).
-    pub(super) short_no_command: &'static str,
+    short_no_command: &'static str,
     /// Long options that mean the wrapper runs no command.
-    pub(super) long_no_command: &'static [&'static str],
+    long_no_command: &'static [&'static str],
     /// Operands before the command (`timeout DURATION`, `chroot DIR`).
-    pub(super) operands: usize,
+    operands: usize,
     /// `NAME=value` words may come before the command (`env`, `sudo`).
-    pub(super) assignments: bool,
+    assignments: bool,
     /// `-N` (a number) is an option (`nice -10`).
-    pub(super) numeric_options: bool,
+    numeric_options: bool,
 }
 
 impl Wrapper {
@@ -81,8 +95,9 @@ pub(crate) fn wrapped_command(argv: &[Arg]) -> Option<usize> {
             .position(|pair| pair[0].text == "netns" && pair[1].text == "exec")?;
         return (argv.len() > at + 3).then_some(at + 3);
     }
-    let spec = WRAPPERS
+    let spec = FAMILIES
         .iter()
+        .flat_map(|family| family.iter())
         .find(|spec| spec.names.contains(&name.as_ref()))?;
     let mut operands_left = spec.operands;
     let mut options_done = false;
