@@ -1,6 +1,6 @@
 //! Every command a command line runs through wrappers (`sudo`, `env`, `timeout`, …) and
-//! runners (`uv run`, `npx`, …). Above both `commands` and `runners`, which it joins, so
-//! neither of them needs the other's way of finding a command.
+//! runners (`uv run`, `npx`, …). It joins the two and sits above both, so `commands`
+//! need not call up into `runners` to find where a wrapped command starts.
 
 use crate::commands;
 use crate::runners;
