@@ -124,7 +124,7 @@ impl Values {
                         .map(move |dir| format!("{dir}{program}"))
                 })
                 .filter(|path| {
-                    crate::builtin::shell_glob_matches(first.text.as_bytes(), path.as_bytes())
+                    crate::paths::shell_glob_matches(first.text.as_bytes(), path.as_bytes())
                 })
                 .map(|path| {
                     let mut words = vec![Arg::literal(path)];

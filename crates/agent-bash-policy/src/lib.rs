@@ -227,17 +227,22 @@
 mod allowing;
 mod builtin;
 mod commands;
+mod compile;
+mod deciding;
 mod env;
 mod error;
 mod expanded;
+mod forms;
 pub mod glob;
 mod harm;
 mod parse;
+mod paths;
 mod printed;
 mod rules;
 mod runners;
 mod salvage;
 mod suggest;
+mod verdict;
 mod walk;
 mod words;
 mod written;
@@ -370,65 +375,6 @@ pub struct Segment {
     pub tool: Option<String>,
 }
 
-impl Verdict {
-    /// The host's tool a `suggest` verdict names instead of the command; `None` for any
-    /// other decision.
-    ///
-    /// ```
-    /// use agent_bash_policy::{Decision, Policy, PolicySettings};
-    ///
-    /// let settings = PolicySettings {
-    ///     host: Some("claude-code".into()),
-    ///     ..PolicySettings::default()
-    /// };
-    /// let policy = Policy::new(&settings).unwrap();
-    /// let verdict = policy.check("cat src/main.rs");
-    /// assert_eq!(verdict.decision, Decision::Suggest);
-    /// assert_eq!(verdict.suggested_tool(), Some("Read"));
-    /// assert_eq!(policy.check("cat src/main.rs | wc -l").suggested_tool(), None);
-    /// ```
-    pub fn suggested_tool(&self) -> Option<&str> {
-        if self.decision != Decision::Suggest {
-            return None;
-        }
-        self.segments
-            .iter()
-            .find(|segment| segment.decision == Decision::Suggest)
-            .and_then(|segment| segment.tool.as_deref())
-    }
-
-    /// True if the verdict is `ask` only for commands whose harm a sandbox that confines
-    /// writes bounds (each `ask` segment is `bounded_by_sandbox`): a host that runs the
-    /// command so confined may allow it.
-    ///
-    /// ```
-    /// use agent_bash_policy::Policy;
-    ///
-    /// let policy = Policy::default();
-    /// assert!(policy.check("find . -name '*.pyc' | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(policy.check("git ls-files -z | grep -z x | xargs -0 chmod -R a-w").bounded_by_sandbox());
-    /// // Paths from elsewhere, or rewritten on the way, are not bounded to the project.
-    /// assert!(!policy.check("find / -name x | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(!policy.check("find ../x | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(!policy.check("find . | sed 's/^/\\//' | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(!policy.check("find . | grep -o '/.*' | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(!policy.check("cat list | xargs rm -rf").bounded_by_sandbox());
-    /// assert!(!policy.check("find . | xargs -I{} rm -rf /{}").bounded_by_sandbox());
-    /// assert!(!policy.check("find . | xargs rm -rf ~").bounded_by_sandbox());
-    /// assert!(!policy.check("find ~ -name '*.pyc' -delete").bounded_by_sandbox());
-    /// assert!(!policy.check("X=rm; $X -rf /").bounded_by_sandbox());
-    /// assert!(!policy.check("rm -rf /").bounded_by_sandbox());
-    /// ```
-    pub fn bounded_by_sandbox(&self) -> bool {
-        self.decision == Decision::Ask
-            && self
-                .segments
-                .iter()
-                .filter(|segment| segment.decision == Decision::Ask)
-                .all(|segment| segment.bounded_by_sandbox)
-    }
-}
-
 /// Compiled policy settings: user rules, the enabled built-ins, and the fallback decisions.
 #[derive(Clone)]
 pub struct Policy {
@@ -497,41 +443,10 @@ impl Policy {
     /// rule); for a `disable` entry that names no built-in rule or suggestion, a `host` that
     /// names no built-in set, or `default`/`unknown` set to `suggest`.
     pub fn new(settings: &PolicySettings) -> Result<Policy, PolicyError> {
-        check_disabled(&settings.disable)?;
-        for (field, decision) in [("default", settings.default), ("unknown", settings.unknown)] {
-            if decision == Some(Decision::Suggest) {
-                return Err(PolicyError::SuggestNotAFallback { field });
-            }
-        }
-        let host = match settings.host.as_deref() {
-            None | Some(suggest::NO_HOST) => None,
-            Some(name) => Some(suggest::host(name).ok_or_else(|| {
-                PolicyError::UnknownHost {
-                    name: name.to_owned(),
-                    known: hosts()
-                        .iter()
-                        .map(|host| host.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                }
-            })?),
-        };
-        let tools = suggest::host_tools(host, &settings.host_tools);
-        let mut rules = Vec::new();
-        let mut suggestions = Vec::new();
-        for (index, spec) in settings.rules.iter().enumerate() {
-            let rule = rules::Rule::compile(index + 1, spec)?;
-            match spec.tool.as_deref() {
-                // A suggestion for a tool the host lacks would send the model nowhere.
-                Some(tool) if spec.decision == Decision::Suggest => {
-                    if tools.iter().any(|known| known == tool) {
-                        let message = spec.message.as_deref();
-                        suggestions.push(suggest::Suggestion::of_rule(rule, tool, message));
-                    }
-                }
-                _ => rules.push(rule),
-            }
-        }
+        compile::check_disabled(&settings.disable)?;
+        compile::check_fallbacks(settings)?;
+        let host = compile::host(settings)?;
+        let (rules, mut suggestions) = compile::compile_rules(settings, host)?;
         suggestions.extend(suggest::builtins_of(host, &settings.disable));
         Ok(Policy {
             default: settings.default.unwrap_or(Decision::Allow),
@@ -612,108 +527,6 @@ impl Policy {
                 rule: None,
             }
         })
-    }
-
-    fn check_unguarded(&self, command: &str) -> Verdict {
-        let found = walk::walk(command, &self.env);
-        let suggestion = suggest::first(&self.suggestions, command, &found);
-        let mut segments: Vec<Segment> =
-            found.into_iter().map(|found| self.decide(found)).collect();
-        // A suggestion only ever stands in for an allow: what a rule, a built-in or the
-        // fallback decisions ask about or deny stays so. (`first` found it only for a line
-        // that is one simple command: one segment.)
-        if let (Some(suggestion), [segment]) = (suggestion, segments.as_mut_slice())
-            && segment.decision == Decision::Allow
-        {
-            segment.decision = Decision::Suggest;
-            segment.rule = Some(suggestion.name.clone());
-            segment.reason = Some(suggestion.message.clone());
-            segment.tool = Some(suggestion.tool.clone());
-        }
-        let deciding = segments
-            .iter()
-            .fold(None::<&Segment>, |best, segment| match best {
-                Some(best) if best.decision >= segment.decision => Some(best),
-                _ => Some(segment),
-            });
-        let (decision, reason, rule) = match deciding {
-            Some(segment) => (
-                segment.decision,
-                segment.reason.clone(),
-                segment.rule.clone(),
-            ),
-            None => (Decision::Allow, None, None),
-        };
-        Verdict {
-            decision,
-            segments,
-            reason,
-            rule,
-        }
-    }
-
-    /// The decision on one segment: the strongest matching rule, raised to the unknown
-    /// decision when the segment is unknown; the default when nothing applies.
-    fn decide(&self, found: words::Found) -> Segment {
-        let mut best: Option<(Decision, Option<String>, Option<String>)> = None;
-        let mut consider = |decision: Decision, rule: Option<&str>, reason: Option<&str>| {
-            if best
-                .as_ref()
-                .is_none_or(|(current, _, _)| decision > *current)
-            {
-                best = Some((decision, rule.map(str::to_owned), reason.map(str::to_owned)));
-            }
-        };
-        for rule in self.rules.iter().filter(|rule| rule.matches(&found)) {
-            consider(rule.decision, Some(&rule.name), rule.reason.as_deref());
-        }
-        // A deny is the strongest decision: the first built-in that matches decides.
-        if let Some(builtin) = self.builtins.iter().find(|builtin| builtin.matches(&found)) {
-            consider(Decision::Deny, Some(builtin.name), Some(builtin.reason));
-        }
-        if let Some(reason) = &found.unknown {
-            consider(self.unknown, None, Some(reason));
-        }
-        let unknown_decided =
-            best.as_ref().is_some_and(|(_, rule, _)| rule.is_none()) && found.unknown.is_some();
-        let (decision, rule, reason) = best.unwrap_or_else(|| {
-            if found.launcher {
-                let reason = "runs a script whose commands are checked as their own segments";
-                (Decision::Allow, None, Some(reason.to_owned()))
-            } else {
-                (self.default, None, None)
-            }
-        });
-        let bounded_by_sandbox = unknown_decided && found.files_only && decision == Decision::Ask;
-        Segment {
-            argv: found.argv.into_iter().map(|arg| arg.text).collect(),
-            decision,
-            rule,
-            reason,
-            via: found.via,
-            redirects: found
-                .redirects
-                .iter()
-                .filter(|redirect| redirect.op != "|")
-                .map(words::Redirect::text)
-                .collect(),
-            bounded_by_sandbox,
-            tool: None,
-        }
-    }
-}
-
-/// A `disable` list must name built-in rules or suggestions.
-fn check_disabled(disable: &[String]) -> Result<(), PolicyError> {
-    let builtin_names = builtin::BUILTINS.iter().map(|builtin| builtin.name);
-    let suggestion_names = suggest::BUILTIN_SUGGESTIONS.iter().map(|one| one.name);
-    let known: Vec<&str> = builtin_names.chain(suggestion_names).collect();
-    match disable.iter().find(|name| !known.contains(&name.as_str())) {
-        Some(name) => Err(PolicyError::UnknownBuiltin {
-            name: name.clone(),
-            known: known.join(", "),
-        }),
-        None => Ok(()),
     }
 }
 

@@ -18,7 +18,7 @@ pub(crate) fn printed_known(form: &[Arg]) -> Option<String> {
         if arg.literal {
             words.push(arg.text.clone());
         } else {
-            let spelled = crate::builtin::home_spellings(&arg.text);
+            let spelled = crate::paths::home_spellings(&arg.text);
             if spelled.starts_with('~') && !spelled.contains(['$', '`']) {
                 words.push(spelled.into_owned());
                 continue;

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use crate::commands;
 use crate::words::{Arg, Found, Redirect, Stdin};
 
 use super::name_of;
@@ -144,7 +143,7 @@ fn bind_arguments(one: &mut Found, by_name: &ByName<'_>, calls: &Calls) {
     }
     if changed {
         one.argv = argv;
-        one.forms = commands::forms(&one.argv);
+        one.forms = crate::forms::forms(&one.argv);
     }
 }
 

@@ -178,7 +178,7 @@ impl Walker<'_> {
     /// Where each command run through wrappers starts in `argv`, after reading command names
     /// made of known variables with their values (`$HOME/bin/tool` is `/home/me/bin/tool`).
     fn resolve_names(&mut self, argv: &mut [Arg]) -> Vec<usize> {
-        let mut forms = commands::forms(argv);
+        let mut forms = crate::forms::forms(argv);
         // Each pass may reveal a wrapper whose command is resolved on the next one.
         for _ in 0..argv.len() {
             let mut changed = false;
@@ -196,7 +196,7 @@ impl Walker<'_> {
                 break;
             }
             self.resolved_names = true;
-            forms = commands::forms(argv);
+            forms = crate::forms::forms(argv);
         }
         forms
     }

@@ -103,7 +103,7 @@ fn xargs_feeds_a_destroyer(found: &Found) -> Option<(String, bool)> {
         let destroys = match name.as_ref() {
             "rm" | "chmod" | "chown" | "chgrp" => recursive(),
             "shred" | "wipefs" | "blkdiscard" | "dd" | "kill" => true,
-            other => builtin::makes_file_system(other),
+            other => commands::makes_file_system(other),
         };
         // Bounded to the project: the arguments are paths under `.` from the pipe alone.
         let from_file = outer

@@ -82,7 +82,7 @@ pub(crate) fn user_files(found: &Found, form: &[Arg]) -> bool {
                 && (whole_prefix
                     || operand_list
                         .iter()
-                        .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
+                        .any(|arg| is_data(arg) || crate::paths::is_root_or_home(found, arg)))
         }
         "tar" | "bsdtar" => {
             form.iter().any(|arg| arg.text == "--remove-files")
@@ -163,14 +163,12 @@ fn moves_user_data(form: &[Arg], operand_list: &[&Arg]) -> bool {
         .find(|pair| matches!(pair[0].text.as_str(), "-t" | "--target-directory"))
         .map(|pair| &pair[1])
         .or(operand_list.last().copied())
-        .is_some_and(|target| {
-            !path(&crate::builtin::home_spellings(&target.text)).starts_with('~')
-        });
+        .is_some_and(|target| !path(&crate::paths::home_spellings(&target.text)).starts_with('~'));
     operand_list.iter().any(|arg| {
-        let target = home_of_someone(&path(&crate::builtin::home_spellings(&arg.text)));
+        let target = home_of_someone(&path(&crate::paths::home_spellings(&arg.text)));
         // A top-level system directory moved away (`mv /etc /tmp/x`).
         let system_root = target.matches('/').count() == 1
-            && crate::builtin::is_system_dir(target.trim_start_matches('/'));
+            && crate::paths::is_system_dir(target.trim_start_matches('/'));
         target == "~"
             || system_root
             || (target_outside && SECRETS.iter().any(|place| under(&target, place)))
@@ -236,7 +234,7 @@ fn find_destroys_user_data(found: &Found, form: &[Arg]) -> bool {
     (destroys
         && start
             .iter()
-            .any(|arg| is_data(arg) || crate::builtin::is_root_or_home(found, arg)))
+            .any(|arg| is_data(arg) || crate::paths::is_root_or_home(found, arg)))
         || (removes && secret_start)
 }
 

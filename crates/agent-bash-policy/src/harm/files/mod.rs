@@ -72,7 +72,7 @@ enum Place {
 /// The path `arg` names, read from the directory the command runs in when the line made it
 /// known, home directories as `~`.
 fn located(found: &Found, arg: &Arg) -> String {
-    let spelled = crate::builtin::home_spellings(&arg.text);
+    let spelled = crate::paths::home_spellings(&arg.text);
     let mut text = spelled.into_owned();
     if let Some(dir) = &found.cwd
         && !text.starts_with(['/', '~', '$'])
@@ -161,7 +161,7 @@ fn place(found: &Found, arg: &Arg) -> Place {
         | ["run", "user", ..]
         | ["media", ..]
         | ["workspace" | "work" | "app" | "src" | "code", ..] => false,
-        [first, ..] => crate::builtin::is_system_dir(first),
+        [first, ..] => crate::paths::is_system_dir(first),
         _ => false,
     };
     if system { Place::System } else { Place::Other }
@@ -196,7 +196,7 @@ pub(crate) fn lists_home(found: &Found) -> bool {
     (dot_folder || !narrowed)
         && start.iter().any(|arg| {
             place(found, arg) == Place::UserData && (located(found, arg) == "~" || dot_folder)
-                || crate::builtin::is_root_or_home(found, arg)
+                || crate::paths::is_root_or_home(found, arg)
         })
 }
 

@@ -312,7 +312,7 @@ const SHADOWED: &[&str] = &[
 /// under a common program's name in a `PATH` directory.
 fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
     let from_scratch = |source: &str| {
-        let source = path(&crate::builtin::home_spellings(source));
+        let source = path(&crate::paths::home_spellings(source));
         ["/tmp/", "/dev/shm/", "/var/tmp/", "~/.cache/"]
             .iter()
             .any(|place| source.starts_with(place))
@@ -324,7 +324,7 @@ fn plants_a_program(found: &Found, form: &[Arg], operands: &[&Arg]) -> bool {
     };
     // `-t DIR` (`--target-directory`): every other operand is a source, landing in DIR.
     if let Some((at, dir)) = target_directory(form) {
-        let dir = path(&crate::builtin::home_spellings(&dir));
+        let dir = path(&crate::paths::home_spellings(&dir));
         return operands
             .iter()
             .filter(|source| !std::ptr::eq(**source, &form[at]))

@@ -70,10 +70,7 @@ fn sql_copies(found: &Found, form: &[Arg]) -> Vec<(String, Option<String>)> {
             let selected = upper[copy..copy + to]
                 .find("SELECT")
                 .and_then(|at| quoted(&text[copy + at + 6..]));
-            out.push((
-                crate::builtin::home_spellings(&target).into_owned(),
-                selected,
-            ));
+            out.push((crate::paths::home_spellings(&target).into_owned(), selected));
         }
         for line in text.lines() {
             if let Some(target) = line
@@ -109,7 +106,7 @@ pub(crate) fn written_paths(found: &Found, form: &[Arg]) -> Vec<String> {
     {
         return Vec::new();
     }
-    let spelled = |text: &str| home_of_someone(&path(&crate::builtin::home_spellings(text)));
+    let spelled = |text: &str| home_of_someone(&path(&crate::paths::home_spellings(text)));
     let mut paths: Vec<String> = found
         .redirects
         .iter()

@@ -149,7 +149,7 @@ fn names_a_disk(form: &[Arg]) -> bool {
             .text
             .split_once('=')
             .map_or(arg.text.as_str(), |(_, v)| v);
-        crate::builtin::names_disk(&Arg {
+        crate::paths::names_disk(&Arg {
             text: value.to_owned(),
             ..arg.clone()
         })
@@ -160,7 +160,7 @@ fn names_a_disk(form: &[Arg]) -> bool {
 /// other rule (`qemu-img convert … /dev/sda`, `pv x -o /dev/sda`, `sgdisk --zap-all /dev/sda`).
 pub(crate) fn disk_write(_: &Found, form: &[Arg]) -> bool {
     let name = name(form);
-    if crate::builtin::makes_file_system(&name) {
+    if crate::commands::makes_file_system(&name) {
         return false;
     }
     match &*name {

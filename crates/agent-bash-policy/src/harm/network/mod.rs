@@ -85,7 +85,7 @@ pub(crate) fn evaluates_code(code: &str) -> bool {
 
 /// True if `text` names a credential file or folder (`~/.aws`, `$HOME/.ssh/id_rsa`).
 fn is_secret_path(text: &str) -> bool {
-    let spelled = crate::builtin::home_spellings(text);
+    let spelled = crate::paths::home_spellings(text);
     let target = home_of_someone(&path(&spelled));
     target == "~/.ssh"
         || SECRETS.iter().any(|place| under(&target, place))

@@ -161,7 +161,7 @@ fn names_secret(found: &Found, directory: Option<&str>, text: &str) -> bool {
     if !SECRET_HINTS.iter().any(|hint| text.contains(hint)) {
         return false;
     }
-    let spelled = crate::builtin::home_spellings(text.trim_start_matches('@'));
+    let spelled = crate::paths::home_spellings(text.trim_start_matches('@'));
     let target = home_of_someone(&path(&spelled));
     // Any process's environment (`/proc/$PPID/environ`).
     if target.starts_with("/proc/") && target.ends_with("/environ") {
@@ -190,7 +190,7 @@ fn exposes_secret_folder(found: &Found, name: &str, form: &[Arg]) -> bool {
             .rfind(|arg| !arg.text.starts_with('-'))
             .is_some_and(|context| {
                 matches!(
-                    crate::builtin::home_spellings(&context.text).trim_end_matches('/'),
+                    crate::paths::home_spellings(&context.text).trim_end_matches('/'),
                     "~" | "$HOME" | "${HOME}" | ""
                 ) || context.text == "/"
             })

@@ -105,7 +105,7 @@ pub(super) fn destroys_on_host(name: &str, form: &[Arg], words: &[&str]) -> bool
                                 && !host.contains('/')
                                 && (place.is_empty()
                                     || place == "/"
-                                    || crate::builtin::is_system_dir(
+                                    || crate::paths::is_system_dir(
                                         place.trim_matches('/').split('/').next().unwrap_or(""),
                                     ))
                         })
