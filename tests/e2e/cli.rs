@@ -1,5 +1,5 @@
 //! The CLI's contract with scripts: where `run` takes the command from (words, stdin, a
-//! file), and the exit statuses it promises (`agent-bash run --help`, README).
+//! file), and the exit statuses it promises (`agent-bash run --help`, docs/model-view.md).
 
 use std::io::Read as _;
 use std::process::{Command, Stdio};
