@@ -4,6 +4,12 @@
 //! run concurrently. Each call's command stops when the client cancels the request, or when
 //! the server shuts down; `serve` returns only once every call has finished and the
 //! session's leftover processes are killed.
+//!
+//! This file holds the server and its handler; the calls it serves itself are in `local`,
+//! those it hands to a target in `forward`.
+
+mod forward;
+mod local;
 
 use std::future::Future;
 use std::io;
@@ -12,23 +18,21 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use agent_bash_core::{CancellationToken, Progress, Session, render};
+use agent_bash_core::{CancellationToken, Session};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ResultType,
-    ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, QuitReason, RequestContext, RoleServer, ServerInitializeError};
+use rmcp::service::{QuitReason, RequestContext, RoleServer, ServerInitializeError};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
-use crate::ask::{ASK_TIMEOUT, Asker, Asking, Questions};
+use crate::ask::Questions;
 use crate::http::Owner;
 use crate::reply::Shape;
-use crate::target::{Caller, Remote};
-use crate::{args, reply, telemetry, tools};
+use crate::target::Remote;
+use crate::{reply, telemetry, tools};
 
 /// The MCP face of one session. Cheap to clone; clones share the session.
 #[derive(Clone)]
@@ -212,292 +216,13 @@ impl Server {
         quit
     }
 
-    async fn call(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-        asking: &Asking,
-    ) -> CallToolResult {
-        if let Some(remote) = &self.remote {
-            return self.forward(remote, request, &context, asking).await;
-        }
-        let arguments = request.arguments.as_ref();
-        match request.name.as_ref() {
-            tools::BASH => self.bash(request.arguments.as_ref(), context, asking).await,
-            tools::OUTPUT => match args::output(arguments) {
-                Ok(call) => {
-                    tracing::debug!(?call, "bash_output");
-                    let read = self.session.job_output(
-                        call.job_id,
-                        call.wait_secs,
-                        call.pattern.as_deref(),
-                    );
-                    // A read that waits gives way to the client's cancellation and to
-                    // the server's end; nothing is consumed until it returns. It reports
-                    // progress meanwhile, which keeps clients that reset their timeout on
-                    // progress from giving up on a long wait.
-                    let waiting = waiting_progress(&context, call.job_id);
-                    tokio::select! {
-                        read = read => {
-                            let read = telemetry::job_read(&self.telemetry, read);
-                            reply::job_output(read, self.shape)
-                        }
-                        () = waiting => reply::refusal("the progress reports stopped"),
-                        () = context.ct.cancelled() => reply::refusal("cancelled"),
-                        () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
-                    }
-                }
-                Err(message) => reply::refusal(&message),
-            },
-            tools::KILL => match args::kill(arguments) {
-                Ok(call) => {
-                    tracing::debug!(?call, "bash_kill");
-                    let killed = self
-                        .session
-                        .kill_job(call.job_id, call.signal.as_deref())
-                        .await;
-                    reply::job_output(telemetry::job_read(&self.telemetry, killed), self.shape)
-                }
-                Err(message) => reply::refusal(&message),
-            },
-            tools::JOBS => match args::jobs(arguments) {
-                Ok(()) => reply::job_list(&self.session.jobs(), self.shape),
-                Err(message) => reply::refusal(&message),
-            },
-            tools::TERMINAL_OPEN
-            | tools::TERMINAL_SEND
-            | tools::TERMINAL_VIEW
-            | tools::TERMINAL_CLOSE => {
-                self.terminal(&request.name, arguments, &context, asking)
-                    .await
-            }
-            name => self.unknown_tool(name),
-        }
-    }
-
+    /// The refusal of a call to a tool this server does not have, naming those it has.
     fn unknown_tool(&self, name: &str) -> CallToolResult {
         let known: Vec<&str> = self.tools.iter().map(|tool| tool.name.as_ref()).collect();
         reply::refusal(&format!(
             "no tool named `{name}`; this server has {}",
             known.join(", ")
         ))
-    }
-
-    /// A call served by the session's target. Its arguments are read here first (a
-    /// mistake is answered without a round trip), and the policy decides here on the
-    /// commands of `bash` and `terminal_open` before anything is sent.
-    async fn forward(
-        &self,
-        remote: &Remote,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        asking: &Asking,
-    ) -> CallToolResult {
-        let arguments = request.arguments.as_ref();
-        let config = self.session.config();
-        let cancel = self.shutdown.child_token();
-        let asker = Asker {
-            asking,
-            cancel: &cancel,
-        };
-        let secs = Duration::from_secs;
-        // The id the call names, and the longest it may take by its own arguments.
-        let checked: Result<(Option<u64>, Duration), String> = match request.name.as_ref() {
-            tools::BASH => match args::bash(arguments) {
-                Ok(call) => {
-                    if let Some(refused) = self.session.judge(&call.request, &asker).await {
-                        return reply::outcome(&refused, self.shape).await;
-                    }
-                    let timeout = call
-                        .request
-                        .timeout_secs
-                        .map_or(config.default_timeout, secs)
-                        .min(config.max_timeout);
-                    Ok((None, timeout + config.kill_grace + config.io_drain))
-                }
-                Err(message) => Err(message),
-            },
-            tools::OUTPUT => args::output(arguments)
-                .map(|call| (Some(call.job_id), secs(call.wait_secs).min(config.max_wait))),
-            tools::KILL => args::kill(arguments).map(|call| (Some(call.job_id), config.kill_grace)),
-            tools::JOBS => args::jobs(arguments).map(|()| (None, Duration::ZERO)),
-            tools::TERMINAL_OPEN => match args::terminal_open(arguments) {
-                Ok(open) => {
-                    let command = open.command.unwrap_or_default();
-                    let mut request = agent_bash_core::Request::new(command);
-                    request.cwd = open.cwd;
-                    // Without a command it is an interactive bash, whose lines are checked
-                    // as they are typed (on the target: only it knows the prompt).
-                    if !request.command.is_empty()
-                        && let Some(refused) = self.session.judge(&request, &asker).await
-                    {
-                        return reply::outcome(&refused, self.shape).await;
-                    }
-                    Ok((None, config.max_wait))
-                }
-                Err(message) => Err(message),
-            },
-            // A line typed at a prompt there may wait for the user's answer first.
-            tools::TERMINAL_SEND => args::terminal_send(arguments)
-                .map(|(id, _)| (Some(id), config.max_wait + ASK_TIMEOUT)),
-            tools::TERMINAL_VIEW => {
-                args::terminal_view(arguments).map(|(id, _)| (Some(id), config.max_wait))
-            }
-            tools::TERMINAL_CLOSE => {
-                args::terminal_close(arguments).map(|id| (Some(id), config.kill_grace))
-            }
-            name => return self.unknown_tool(name),
-        };
-        let (named_id, longest) = match checked {
-            Ok(checked) => checked,
-            Err(message) => return reply::refusal(&message),
-        };
-        let caller = Caller {
-            peer: Some(&context.peer),
-            progress: context.meta.get_progress_token(),
-            cancelled: &context.ct,
-            shutdown: &self.shutdown,
-            may_ask: request.name == tools::TERMINAL_SEND,
-        };
-        let mut result = remote.call(request, named_id, longest, &caller).await;
-        if self.shape == Shape::Text {
-            result.structured_content = None;
-        }
-        // The far side answered this side's 2025-11-25 client, which drops `resultType`; a
-        // 2026-07-28 client here needs it (rmcp strips it again for a 2025-11-25 one).
-        result.result_type = Some(ResultType::COMPLETE);
-        result
-    }
-
-    async fn bash(
-        &self,
-        arguments: Option<&rmcp::model::JsonObject>,
-        context: RequestContext<RoleServer>,
-        asking: &Asking,
-    ) -> CallToolResult {
-        let call = match args::bash(arguments) {
-            Ok(call) => call,
-            Err(message) => return reply::refusal(&message),
-        };
-        tracing::debug!(command = %call.request.command, description = ?call.request.description, "bash");
-        let cancel = self.shutdown.child_token();
-        let (progress_tx, progress_rx) = watch::channel(Progress::default());
-        let done = CancellationToken::new();
-        let description = call.request.description.clone();
-        let reporter = context.meta.get_progress_token().map(|token| {
-            report_progress(
-                progress_rx,
-                context.peer.clone(),
-                token,
-                done.clone(),
-                description,
-            )
-        });
-        let asker = Asker {
-            asking,
-            cancel: &cancel,
-        };
-        let asker = telemetry::Watched {
-            approver: &asker,
-            recorder: &self.telemetry,
-        };
-        let run = self
-            .session
-            .run_with(call.request, &cancel, Some(&progress_tx), &asker);
-        let finished = async {
-            tokio::pin!(run);
-            tokio::select! {
-                finished = &mut run => finished,
-                () = context.ct.cancelled() => {
-                    // The client cancelled: stop the tree. The protocol drops the answer,
-                    // so what was captured goes to the log.
-                    cancel.cancel();
-                    run.await
-                }
-            }
-        };
-        let finished = match reporter {
-            Some(reporter) => {
-                let (finished, ()) = tokio::join!(
-                    async {
-                        let finished = finished.await;
-                        done.cancel();
-                        finished
-                    },
-                    reporter
-                );
-                finished
-            }
-            None => finished.await,
-        };
-        match finished {
-            Ok(finished) => {
-                if finished.outcome.cancelled {
-                    tracing::info!(
-                        stdout = %finished.outcome.stdout,
-                        stderr = %finished.outcome.stderr,
-                        "call cancelled"
-                    );
-                }
-                telemetry::outcome(&self.telemetry, &finished.outcome);
-                reply::outcome(&finished.outcome, self.shape).await
-            }
-            Err(err) => reply::refusal(&err.to_string()),
-        }
-    }
-}
-
-impl Server {
-    /// A terminal tool's call. Its wait gives way to the client's cancellation and to the
-    /// server's end.
-    async fn terminal(
-        &self,
-        name: &str,
-        arguments: Option<&rmcp::model::JsonObject>,
-        context: &RequestContext<RoleServer>,
-        asking: &Asking,
-    ) -> CallToolResult {
-        let cancel = self.shutdown.child_token();
-        let asker = Asker {
-            asking,
-            cancel: &cancel,
-        };
-        let session = &self.session;
-        let answer = async {
-            match name {
-                tools::TERMINAL_OPEN => match args::terminal_open(arguments) {
-                    Ok(open) => Ok(session.terminal_open(open, &asker).await),
-                    Err(message) => Err(message),
-                },
-                tools::TERMINAL_SEND => match args::terminal_send(arguments) {
-                    Ok((id, input)) => Ok(session.terminal_send(id, input, &asker).await),
-                    Err(message) => Err(message),
-                },
-                tools::TERMINAL_VIEW => match args::terminal_view(arguments) {
-                    Ok((id, wait)) => Ok(session.terminal_view(id, wait).await),
-                    Err(message) => Err(message),
-                },
-                _ => match args::terminal_close(arguments) {
-                    Ok(id) => Ok(session.terminal_close(id).await),
-                    Err(message) => Err(message),
-                },
-            }
-        };
-        tracing::debug!(name, ?arguments, "terminal");
-        tokio::select! {
-            answer = answer => match answer {
-                Ok(answer) => {
-                    let answer = telemetry::terminal(&self.telemetry, answer);
-                    reply::terminal(answer, self.shape)
-                }
-                Err(message) => reply::refusal(&message),
-            },
-            () = context.ct.cancelled() => {
-                cancel.cancel();
-                reply::refusal("cancelled")
-            }
-            () = self.shutdown.cancelled() => reply::refusal("the server is stopping"),
-        }
     }
 }
 
@@ -584,50 +309,6 @@ const TOOLS_FRESH_MS: u64 = 3_600_000;
 /// How long past the stop bound the server waits for its calls to return at its end (their
 /// results still have to be assembled and written).
 const CALL_END_MARGIN: Duration = Duration::from_secs(1);
-
-/// Forwards the engine's progress reports as MCP progress notifications until the call
-/// is `done`. The progress value is the elapsed time in seconds; the message starts with the
-/// call's description, when the model gave one.
-async fn report_progress(
-    mut reports: watch::Receiver<Progress>,
-    peer: Peer<RoleServer>,
-    token: ProgressToken,
-    done: CancellationToken,
-    description: Option<String>,
-) {
-    while let Some(Ok(())) = done.run_until_cancelled(reports.changed()).await {
-        let report = *reports.borrow_and_update();
-        let message = render::progress(&report, description.as_deref());
-        let notification =
-            ProgressNotificationParam::new(token.clone(), report.elapsed.as_secs_f64())
-                .with_message(message);
-        if peer.notify_progress(notification).await.is_err() {
-            return;
-        }
-    }
-}
-
-/// Reports `waiting for job N · S s` once a second, if the client asked for progress;
-/// never completes on its own.
-async fn waiting_progress(context: &RequestContext<RoleServer>, job_id: u64) {
-    let Some(token) = context.meta.get_progress_token() else {
-        return std::future::pending().await;
-    };
-    let began = tokio::time::Instant::now();
-    let mut tick = tokio::time::interval_at(began + PROGRESS_EVERY, PROGRESS_EVERY);
-    loop {
-        tick.tick().await;
-        let elapsed = began.elapsed();
-        let notification = ProgressNotificationParam::new(token.clone(), elapsed.as_secs_f64())
-            .with_message(render::waiting(job_id, elapsed));
-        if context.peer.notify_progress(notification).await.is_err() {
-            return std::future::pending().await;
-        }
-    }
-}
-
-/// How often a waiting read reports progress.
-const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// A reader that cancels `on_eof` when its input ends.
 struct EofCancels<R> {
