@@ -3,7 +3,7 @@
 //!
 //! Off unless the settings say `telemetry.export = "otlp"` (and the binary was built with the
 //! `otel` feature, which it is by default). Off, nothing is made: no exporter, no thread, no
-//! task, and each hook in `server.rs` is one look at an empty `OnceLock`.
+//! task, and each hook in `server/` is one look at an empty `OnceLock`.
 //!
 //! What leaves the process: the tool's name, the policy's decision and rule, the sandbox mode,
 //! the exit code or signal, counts of bytes and lines, durations, ids, and a hash of the

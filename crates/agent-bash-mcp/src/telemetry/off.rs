@@ -1,4 +1,4 @@
-//! Without the `otel` feature: the same hooks as `on`, doing nothing, so `server.rs` calls
+//! Without the `otel` feature: the same hooks as `on`, doing nothing, so `server/` calls
 //! them the same way in every build.
 
 use super::*;
