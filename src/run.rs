@@ -16,7 +16,7 @@ use agent_bash_mcp::{TargetRun, run_on_target};
 use anyhow::Context;
 use clap::Args;
 
-use crate::{SessionArgs, flag, int};
+use crate::session_args::{SessionArgs, flag, int};
 
 /// The command timed out and was stopped, as GNU `timeout` says it.
 pub(crate) const TIMED_OUT: u8 = 124;
@@ -44,7 +44,7 @@ pub(crate) struct RunArgs {
     #[command(flatten)]
     session: SessionArgs,
     #[command(flatten)]
-    sandbox: crate::SandboxArgs,
+    sandbox: crate::session_args::SandboxArgs,
     /// Working directory, relative to the root or absolute.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,

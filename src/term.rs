@@ -12,7 +12,8 @@ use agent_bash_core::{
 use anyhow::Context as _;
 use clap::Args;
 
-use crate::{SessionArgs, print};
+use crate::print;
+use crate::session_args::SessionArgs;
 
 #[derive(Args, Debug)]
 pub(crate) struct TermArgs {
