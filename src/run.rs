@@ -27,7 +27,7 @@ pub(crate) const TOOL_FAILURE: u8 = 125;
 /// execute.
 pub(crate) const REFUSED: u8 = 126;
 
-/// What `run`'s exit status means, for `--help` (the README has the same table).
+/// What `run`'s exit status means, for `--help` (docs/model-view.md has the same table).
 pub(crate) const EXIT_STATUS: &str = "\
 Exit status:
   N    the command's own exit status (128+N when signal N killed it)
