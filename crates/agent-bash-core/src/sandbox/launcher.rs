@@ -42,7 +42,7 @@ use super::supervisor::{self, Cgroup, FAILED, SUPERVISE};
 use super::{ResourceLimits, SandboxConfig, confine};
 use crate::error::Error;
 use crate::lock;
-use crate::process::procs;
+use crate::procs;
 
 /// The argument after `SUPERVISE` that makes this program a launcher.
 pub(crate) const LAUNCHER_ARG: &str = "--launcher";
@@ -297,8 +297,7 @@ impl Channel {
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| io::Error::other("the supervisor's path holds a NUL byte"))?;
-        let pid =
-            crate::process::spawn::posix_spawn_with(&argv, &[(theirs.as_raw_fd(), SOCKET_FD)])?;
+        let pid = crate::spawn_raw::posix_spawn_with(&argv, &[(theirs.as_raw_fd(), SOCKET_FD)])?;
         drop(theirs);
         Ok(Channel {
             socket: ours,
