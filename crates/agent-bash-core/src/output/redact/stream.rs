@@ -1,5 +1,5 @@
 //! The redaction stage of one stream (`Redactor`): what no later byte can turn into a
-//! secret passes on, redacted; the rest is held back (see the module above for what).
+//! secret passes on, redacted; the rest is held back (`redact`'s own doc says what).
 
 use std::sync::Arc;
 
