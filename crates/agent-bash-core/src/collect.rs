@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use crate::output::Capture;
 use crate::plan::Limits;
 use crate::process::group::GroupGuard;
-use crate::process::procs::ProcessInfo;
 use crate::process::pump::{Event, Pump, sleep_until_some};
+use crate::procs::ProcessInfo;
 
 /// How often a running call reports progress, when asked to.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);

@@ -51,12 +51,14 @@ mod pipeline;
 mod plan;
 mod policy;
 mod process;
+mod procs;
 pub mod render;
 mod request;
 pub mod sandbox;
 mod session;
 pub mod settings;
 mod snapshot;
+mod spawn_raw;
 mod target;
 mod terminal;
 
@@ -73,7 +75,7 @@ pub use policy::{
     Allowance, Approval, Approver, Decision, Host, NoApprover, Policy, PolicySettings, Refusal,
     RuleSpec, Segment, Verdict, builtin_rules, builtin_suggestions, hosts,
 };
-pub use process::ProcessInfo;
+pub use procs::ProcessInfo;
 pub use request::Request;
 pub use session::{Finished, Session};
 pub use target::Target;

@@ -13,7 +13,7 @@ use crate::config::Budget;
 use crate::exit;
 use crate::output::{Stream, StreamOutput, StreamStats, window};
 use crate::policy::Refusal;
-use crate::process::ProcessInfo;
+use crate::procs::ProcessInfo;
 use crate::request::Call;
 
 /// Everything about one finished call. `render::text` is what the model reads;

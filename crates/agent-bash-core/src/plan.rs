@@ -9,10 +9,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::{Config, KIB, OnTimeout};
+use crate::config::{Config, KIB, OnTimeout, SandboxMode};
 use crate::error::Error;
 use crate::output::spill::SpillDir;
-use crate::process::stop::StopTimes;
 use crate::request::Call;
 use crate::sandbox::launcher::Launcher;
 use crate::sandbox::{Confinement, Sandboxing, decide};
@@ -75,6 +74,14 @@ impl Limits {
     }
 }
 
+/// The times of a stop, from the configuration's kill grace (`process::stop` drives the
+/// stop, and says how long one takes: `StopTimes::bound`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StopTimes {
+    /// Between the first signal and SIGKILL.
+    pub(crate) grace: Duration,
+}
+
 /// What plans are made in: the session's shell, environment and output directory.
 #[derive(Debug)]
 pub(crate) struct Environment<'a> {
@@ -134,7 +141,7 @@ pub(crate) fn plan(call: &Call, id: u64, environment: &Environment<'_>) -> Resul
 /// `Error::Sandbox`, as `sandbox::decide`.
 pub(crate) fn confined(
     sandboxing: Option<&Sandboxing>,
-    asked: (Option<crate::sandbox::SandboxMode>, Option<bool>),
+    asked: (Option<SandboxMode>, Option<bool>),
 ) -> Result<Option<Confined>, Error> {
     let Some(sandboxing) = sandboxing else {
         return Ok(None);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, SandboxMode};
 use crate::error::Error;
 
 /// A description is a label of a few words: what is kept of a longer one.
@@ -34,7 +34,7 @@ pub struct Request {
     pub description: Option<String>,
     /// A stricter sandbox than the settings' for this call (a looser one is refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<crate::sandbox::SandboxMode>,
+    pub sandbox: Option<SandboxMode>,
     /// `Some(false)`: no network for this call, whatever the settings say (`Some(true)` is
     /// refused when the settings turn the network off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,7 +70,7 @@ impl Request {
     }
 
     /// Runs the call under `mode` (at least as strict as the settings' mode).
-    pub fn sandbox(mut self, mode: crate::sandbox::SandboxMode) -> Request {
+    pub fn sandbox(mut self, mode: SandboxMode) -> Request {
         self.sandbox = Some(mode);
         self
     }
@@ -105,7 +105,7 @@ pub(crate) struct Call {
     /// `MAX_DESCRIPTION_CHARS`; a blank one is none).
     pub(crate) description: Option<String>,
     /// The sandbox mode and network the call asked for (`None`: the settings').
-    pub(crate) sandbox: (Option<crate::sandbox::SandboxMode>, Option<bool>),
+    pub(crate) sandbox: (Option<SandboxMode>, Option<bool>),
 }
 
 /// Checks a request against the config and resolves it relative to the session `root`.

@@ -679,7 +679,7 @@ mod tests {
                 exit_code: Some(i32::MIN),
                 exit_hint: crate::exit::explain(141, "x"),
                 notes: vec![crate::outcome::Note::JobFilesFailed { error: long.clone() }; 6],
-                left_running: (0..50).map(|pid| crate::process::ProcessInfo { pid, command: long.clone() }).collect(),
+                left_running: (0..50).map(|pid| crate::procs::ProcessInfo { pid, command: long.clone() }).collect(),
                 ..crate::outcome::Outcome::default()
             };
             let rendered = crate::render::text(&outcome);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use rustix::process::{Pid, Signal};
 
-use super::procs;
+use crate::procs;
 
 /// Owns a process group (the command's session). Shared (`Arc`) between whoever drives the
 /// command and whoever must be able to kill it (a job's table entry).

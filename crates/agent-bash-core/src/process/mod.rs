@@ -3,18 +3,14 @@
 //! - `spawn`: `Plan` → `Running` (posix_spawn in a new session, stdin `/dev/null`, large
 //!   pipes) and the `Shell`, waited for through a pidfd.
 //! - `group`: the guard that owns a command's process group and kills it when dropped.
-//! - `procs`: who is alive in a command's session (read from `/proc`).
 //! - `pump`: one event loop over both pipes, the shell's exit and the group, used by calls
 //!   (`collect`) and background jobs (`jobs::drive`) alike.
 //! - `stop`: the stop machine (signal → grace → SIGKILL → bounded wait) and its margins.
 
 pub(crate) mod group;
-pub(crate) mod procs;
 pub(crate) mod pump;
 pub(crate) mod spawn;
 pub(crate) mod stop;
-
-pub use procs::ProcessInfo;
 
 #[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use super::group::GroupGuard;
+pub(crate) use crate::plan::StopTimes;
 
 /// How often a group being stopped is checked for survivors.
 pub(crate) const GROUP_POLL: Duration = Duration::from_millis(20);
@@ -17,13 +18,8 @@ pub(crate) const GROUP_POLL: Duration = Duration::from_millis(20);
 /// hung NFS read) dies only when it wakes; it is re-sent at every check meanwhile.
 pub(crate) const KILL_SETTLE: Duration = Duration::from_secs(1);
 
-/// The times of a stop, from the configuration's kill grace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct StopTimes {
-    /// Between the first signal and SIGKILL.
-    pub(crate) grace: Duration,
-}
-
+/// The times of a stop are the plan's (it sits below this stage); how long a stop with them
+/// takes is the stop machine's to say.
 impl StopTimes {
     /// The longest a stop takes from its first signal to its end, whatever the tree does:
     /// the grace, then SIGKILL's settling, and one check's lateness.

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use super::confine;
 use super::launcher::{self, Launch};
-use crate::process::procs;
-use crate::process::spawn::{Stdio, spawn_program};
+use crate::procs;
+use crate::spawn_raw::{Stdio, spawn_program};
 
 /// The first argument that makes this program a helper of the sandbox.
 pub(crate) const SUPERVISE: &str = "__agent-bash-supervise";

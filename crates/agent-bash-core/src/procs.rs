@@ -1,6 +1,7 @@
 //! Read-only inspection of a command's session through /proc: who is still alive in a tree.
 //!
-//! Never signals, never waits. Linux only.
+//! Never signals, never waits. Linux only. At the bottom of the crate: the process stage and
+//! the sandbox's launcher and supervisor all look here.
 
 use serde::{Deserialize, Serialize};
 

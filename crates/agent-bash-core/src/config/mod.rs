@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use crate::error::Error;
 
+mod sandbox;
+
+pub use sandbox::{ResourceLimits, SandboxConfig, SandboxMode};
+
 /// 1 KiB, in bytes.
 pub const KIB: usize = 1024;
 /// 1 MiB, in bytes.
@@ -90,7 +94,7 @@ pub struct Config {
     /// Which project roots are trusted: their project file is read in full.
     pub trust: TrustConfig,
     /// The kernel sandbox of commands (`[sandbox]`).
-    pub sandbox: crate::sandbox::SandboxConfig,
+    pub sandbox: SandboxConfig,
     /// The executable that supervises confined calls: a program that calls
     /// `sandbox::supervise_if_asked` first thing in `main` (the `agent-bash` binary sets
     /// itself). `None`: a call the sandbox confines fails with `Error::Sandbox`.
@@ -427,7 +431,7 @@ impl Default for Config {
             mcp: McpConfig::default(),
             telemetry: TelemetryConfig::default(),
             trust: TrustConfig::default(),
-            sandbox: crate::sandbox::SandboxConfig::default(),
+            sandbox: SandboxConfig::default(),
             supervisor: None,
             terminal: TerminalConfig::default(),
             target: crate::target::Target::Local,

@@ -1,0 +1,353 @@
+//! The launcher's side: this program executed as a launcher, serving the engine's probe and
+//! launch requests, forking a supervisor per call and reaping them, until the engine's end
+//! of the socket closes.
+
+use std::io::{self, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+
+use super::wire::{Launch, read_exact, write_all};
+use super::{LAUNCH, LEAVING_WAIT_MS, MAX_FDS, PROBE, SOCKET_FD, Warm};
+use crate::procs;
+use crate::sandbox::ResourceLimits;
+use crate::sandbox::confine;
+use crate::sandbox::kept::Kept;
+use crate::sandbox::probe::{Probe, probe_keeping_network};
+use crate::sandbox::supervisor::{self, Cgroup, FAILED};
+
+/// Runs this process as an executed launcher (`__agent-bash-supervise --launcher`).
+pub(in crate::sandbox) fn serve_executed() -> ! {
+    // SAFETY: the engine placed the socket at this number for this process alone.
+    let socket = unsafe { OwnedFd::from_raw_fd(SOCKET_FD) };
+    // SAFETY: marks our own descriptor close-on-exec.
+    unsafe { libc::fcntl(SOCKET_FD, libc::F_SETFD, libc::FD_CLOEXEC) };
+    become_launcher(socket)
+}
+
+/// The launcher's state: what it prepared once for every call.
+struct State {
+    socket: OwnedFd,
+    /// SIGCHLD, read through a signalfd: the supervisors it forked are reaped.
+    children: OwnedFd,
+    probe: Option<Probe>,
+    /// The pids cgroup this process joined, and its limit: the supervisors it forks are
+    /// born in it.
+    cgroup: Option<(Cgroup, u64)>,
+    /// The shared network namespace of calls without a network: the empty one the probe
+    /// made (root only; others make one per call, in their user namespace).
+    offline: Option<OwnedFd>,
+    /// The mount namespaces kept for confined calls.
+    kept: Kept,
+    /// The supervisors forked and not yet reaped.
+    supervisors: Vec<i32>,
+}
+
+/// Serves the engine on `socket` until its end closes; then exits.
+fn become_launcher(socket: OwnedFd) -> ! {
+    // A process group of its own, which a terminal's Ctrl-C is not for (a session of its
+    // own would do the same, but setsid(2) took 1 ms here: the scheduler makes a group for
+    // each session). No descriptor of the engine's but the socket: its standard ones are
+    // /dev/null, so that whoever reads the engine's output sees it end with the engine,
+    // not with the launcher.
+    // SAFETY: setpgid, dup2 and close_range on this process's own descriptors.
+    unsafe {
+        libc::setpgid(0, 0);
+        if let Ok(null) = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        {
+            for fd in 0..=2 {
+                libc::dup2(null.as_raw_fd(), fd);
+            }
+        }
+        // close_range(2) through syscall(2): musl's libc has no wrapper for it.
+        let close_range = |first: u32, last: u32| {
+            libc::syscall(libc::SYS_close_range, first, last, 0u32);
+        };
+        let socket_fd = socket.as_raw_fd().cast_unsigned();
+        if socket_fd > 3 {
+            close_range(3, socket_fd - 1);
+        }
+        close_range(socket_fd + 1, u32::MAX);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        // The tree of a supervisor that is killed (by a person, or the OOM killer) comes
+        // here, not to init: `reap` kills it, as the supervisor would have.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+    let Ok(children) = supervisor::child_signals() else {
+        // SAFETY: leaves at once; the engine sees the socket close.
+        unsafe { libc::_exit(1) }
+    };
+    let mut state = State {
+        socket,
+        children,
+        probe: None,
+        cgroup: None,
+        offline: None,
+        kept: Kept::default(),
+        supervisors: Vec::new(),
+    };
+    state.serve();
+    // The engine is gone or let go. The supervisors go on, each until its control pipe
+    // closes; those that are ending are waited for (briefly), then this process leaves its
+    // cgroup and removes it, so that the engine need not wait for it. A cgroup that cannot
+    // be removed yet (a supervisor still runs, or cgroup v2 would not take this process
+    // back) is removed by the next probe once its launcher is gone.
+    if let Some((cgroup, _)) = state.cgroup.take() {
+        state.wait_for_children(LEAVING_WAIT_MS);
+        cgroup.leave();
+    }
+    // SAFETY: leaves without unwinding into the caller's frames.
+    unsafe { libc::_exit(0) }
+}
+
+impl State {
+    /// Reaps the supervisors as they end, for up to `wait_ms`, until none is left.
+    fn wait_for_children(&self, wait_ms: u64) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
+        loop {
+            // SAFETY: waitpid(2) on any child, without waiting.
+            let reaped = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+            if reaped < 0 {
+                return;
+            }
+            if reaped > 0 {
+                continue;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut fd = libc::pollfd {
+                fd: self.children.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait = i32::try_from(left.as_millis()).unwrap_or(i32::MAX).max(1);
+            // SAFETY: poll(2) of one descriptor we own.
+            unsafe { libc::poll(&mut fd, 1, wait) };
+            supervisor::drain(&self.children);
+        }
+    }
+
+    fn serve(&mut self) {
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.socket.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.children.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: poll(2) over two descriptors we own, held in a local array.
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+                continue;
+            }
+            if fds[1].revents != 0 {
+                supervisor::drain(&self.children);
+                self.reap();
+            }
+            if fds[0].revents != 0 && !self.request() {
+                return;
+            }
+        }
+    }
+
+    /// Serves one request; false when the engine is gone.
+    fn request(&mut self) -> bool {
+        let mut header = [0u8; 5];
+        let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let received = rustix::net::recvmsg(
+            &self.socket,
+            &mut [IoSliceMut::new(&mut header)],
+            &mut control,
+            RecvFlags::CMSG_CLOEXEC,
+        );
+        let count = match received {
+            Ok(message) if message.bytes > 0 => message.bytes,
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => return true,
+            _ => return false,
+        };
+        let mut fds: Vec<OwnedFd> = Vec::new();
+        for message in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = message {
+                fds.extend(received);
+            }
+        }
+        if read_exact(&self.socket, &mut header[count..]).is_err() {
+            return false;
+        }
+        let length = u32::from_le_bytes([header[1], header[2], header[3], header[4]]);
+        let mut payload = vec![0u8; length as usize];
+        if read_exact(&self.socket, &mut payload).is_err() {
+            return false;
+        }
+        match header[0] {
+            PROBE => self.answer_probe(&payload),
+            LAUNCH => {
+                self.launch(&payload, fds);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Probes, answers, then prepares what the warm-up asks for.
+    fn answer_probe(&mut self, payload: &[u8]) -> bool {
+        let warm: Warm = serde_json::from_slice(payload).unwrap_or_default();
+        if self.probe.is_none() {
+            // The cgroup is joined while the probe's child works.
+            let mut joined = None;
+            let (probe, offline) = probe_keeping_network(|dir| {
+                if let Some(dir) = dir.filter(|_| warm.processes > 0) {
+                    joined = join(dir, warm.processes);
+                }
+            });
+            self.cgroup = self.cgroup.take().or(joined);
+            self.probe = Some(probe);
+            self.offline = offline;
+        }
+        let probe = self.probe.clone().unwrap_or_default();
+        let json = serde_json::to_vec(&probe).unwrap_or_default();
+        let length = u32::try_from(json.len()).unwrap_or(0).to_le_bytes();
+        if write_all(&self.socket, &length)
+            .and_then(|()| write_all(&self.socket, &json))
+            .is_err()
+        {
+            return false;
+        }
+        true
+    }
+
+    /// Joins a pids cgroup of its own with `processes` as its limit, once.
+    fn join_cgroup(&mut self, dir: &Path, processes: u64) {
+        if self.cgroup.is_none() {
+            self.cgroup = join(dir, processes);
+        }
+    }
+
+    /// Forks the supervisor of one call; a failure is reported on its report pipe.
+    fn launch(&mut self, payload: &[u8], fds: Vec<OwnedFd>) {
+        if fds.len() < 2 {
+            return;
+        }
+        let launch = match Launch::decode(payload) {
+            Ok(launch) => launch,
+            Err(why) => return report_failure(&fds[0], &why),
+        };
+        let spec = &launch.confinement;
+        // A cgroup of its own for the call, unless it is born in the launcher's.
+        let limit = spec
+            .limits
+            .map_or(0, |limits: ResourceLimits| limits.processes);
+        if let Some(dir) = &spec.layers.pids_cgroup {
+            self.join_cgroup(dir, limit);
+        }
+        let own_cgroup = spec.layers.pids_cgroup.is_some()
+            && self
+                .cgroup
+                .as_ref()
+                .is_none_or(|(_, joined)| *joined != limit);
+        let offline = if spec.layers.net_ns && !spec.layers.user_ns {
+            self.offline.as_ref().map(AsRawFd::as_raw_fd)
+        } else {
+            None
+        };
+        let mount = self.kept.namespace(spec).map(|fd| fd.as_raw_fd());
+        confine::prepare(spec);
+        // SAFETY: this process is single-threaded, so the child may allocate; the child
+        // never returns (`supervisor::run` ends in `_exit`).
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let socket = self.socket.as_raw_fd();
+            let children = self.children.as_raw_fd();
+            // SAFETY: the child closes its copies of the launcher's own descriptors.
+            unsafe {
+                libc::close(socket);
+                libc::close(children);
+            }
+            // SAFETY: the namespaces' descriptors stay open in this child, which never
+            // frees the state that owns them.
+            let borrow = |fd: RawFd| unsafe { BorrowedFd::borrow_raw(fd) };
+            let entered = confine::Entered {
+                offline: offline.map(borrow),
+                mount: mount.map(borrow),
+            };
+            supervisor::run(launch, fds, own_cgroup, entered);
+        }
+        if pid < 0 {
+            let why = format!("fork: {}", io::Error::last_os_error());
+            report_failure(&fds[0], &why);
+        } else {
+            self.supervisors.push(pid);
+        }
+    }
+
+    /// Reaps every child that ended. A supervisor ends on its own only once its tree has;
+    /// one killed by a signal left its tree behind, and that tree's processes are now
+    /// children of this one: they are killed. So is a tree whose orphan is reaped here
+    /// (a process it forked meanwhile came here when its parent died).
+    fn reap(&mut self) {
+        let mut orphaned = false;
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) on any child, without waiting, writing to a local.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+            match self.supervisors.iter().position(|&known| known == pid) {
+                Some(at) => {
+                    self.supervisors.swap_remove(at);
+                    orphaned |= libc::WIFSIGNALED(status);
+                }
+                None => orphaned = true,
+            }
+        }
+        if orphaned {
+            self.kill_orphans();
+        }
+    }
+
+    /// SIGKILL to every process of this one's tree that is not a live supervisor's.
+    fn kill_orphans(&self) {
+        let mut orphans = procs::descendants(std::process::id().cast_signed());
+        for &supervisor in &self.supervisors {
+            let theirs = procs::descendants(supervisor);
+            orphans.retain(|pid| *pid != supervisor && !theirs.contains(pid));
+        }
+        for pid in orphans {
+            // SAFETY: kill(2) of a process of this one's own tree.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// A pids cgroup of this process's own under `dir`, with `processes` as its limit, joined.
+fn join(dir: &Path, processes: u64) -> Option<(Cgroup, u64)> {
+    let cgroup = Cgroup::create(dir, processes).ok()?;
+    match cgroup.join() {
+        Ok(()) => Some((cgroup, processes)),
+        Err(_) => {
+            cgroup.remove();
+            None
+        }
+    }
+}
+
+fn report_failure(report: &OwnedFd, why: &str) {
+    let mut message = vec![FAILED];
+    message.extend_from_slice(why.as_bytes());
+    let _ = rustix::io::write(report, &message);
+}
