@@ -1,5 +1,5 @@
 //! Engine configuration: every limit the pipeline obeys, with the product's defaults
-//! (README.md lists them, ARCHITECTURE.md says why).
+//! (docs/configuration.md lists them, ARCHITECTURE.md says why).
 //!
 //! Pure data. `settings` loads it from the layered files, environment and flags; this module
 //! only checks that the values are coherent (`Config::validate`).
