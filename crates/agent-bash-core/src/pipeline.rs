@@ -8,6 +8,7 @@ use crate::config::{OnTimeout, Unanswered};
 use crate::error::Error;
 use crate::jobs::{self, JobOrigin, Reservation};
 
+use crate::audit;
 use crate::outcome::{self, Note, Outcome};
 use crate::output::{Capture, Stream};
 use crate::plan::{self, Limits};
@@ -17,7 +18,6 @@ use crate::process::spawn;
 use crate::request::{self, Call, Request};
 use crate::sandbox::{self, Confinement, Sandboxing};
 use crate::session::{Finished, Session};
-use crate::{audit, render};
 
 /// Runs one call: validate → check → plan → spawn → collect → assemble → record. (The
 /// last step, render, is the caller's: `render::text` of the outcome.)
@@ -255,9 +255,9 @@ fn first_suggestion(session: &Session, call: &Call, verdict: &Verdict) -> bool {
 /// (or, for a suggestion, which tool to use and how to run it anyway).
 fn refuse(session: &Session, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
     let refused = if verdict.decision == Decision::Suggest {
-        render::suggestion(verdict)
+        policy::suggestion(verdict)
     } else {
-        render::refusal(
+        policy::refusal(
             verdict,
             approval,
             session.policy.allowing(&call.command).as_ref(),
@@ -303,7 +303,7 @@ fn record(
             return;
         }
     };
-    let decision = render::decision_name(verdict.decision);
+    let decision = policy::decision_name(verdict.decision);
     let description = call.description.as_deref();
     let rule = verdict.rule.as_deref();
     let mut entry = audit::Entry::of(outcome, description, decision, rule, approved);
@@ -330,7 +330,7 @@ fn record_failure(
         ..Outcome::default()
     };
     if let Ok(Some(path)) = session.audit_path() {
-        let decision = render::decision_name(verdict.decision);
+        let decision = policy::decision_name(verdict.decision);
         let description = call.description.as_deref();
         let rule = verdict.rule.as_deref();
         let mut entry = audit::Entry::of(&outcome, description, decision, rule, approved);
@@ -617,7 +617,7 @@ mod tests {
         let refusal = first.refused.as_ref().expect("not run");
         assert_eq!(refusal.decision, Decision::Suggest);
         assert_eq!(refusal.tool.as_deref(), Some("Edit"));
-        let text = render::text(&first);
+        let text = crate::render::text(&first);
         assert!(
             text.starts_with("[not run: use the `Edit` tool for this]\ncommand: sed -i s/a/b/ f"),
             "{text}"

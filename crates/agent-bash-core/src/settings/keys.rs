@@ -15,7 +15,7 @@ use toml::{Spanned, Value};
 use crate::config::{Config, OnTimeout, SecretsMode, ShellSnapshot, Unanswered};
 use crate::error::Error;
 use crate::output::redact::{BUILTIN_PATTERNS, Secrets};
-use crate::render::decision_name;
+use crate::policy::decision_name;
 use crate::sandbox::SandboxMode;
 use crate::target::Target;
 use agent_bash_policy::{Decision, Policy};

@@ -42,6 +42,7 @@ use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use tokio::io::unix::AsyncFd;
 
+use crate::audit;
 use crate::error::Error;
 use crate::lock;
 use crate::output::window::Share;
@@ -51,7 +52,6 @@ use crate::policy::{self, Approval, Approver, Decision, Refusal};
 use crate::process::group::GroupGuard;
 use crate::process::stop::{self, GROUP_POLL, StopTimes};
 use crate::session::Session;
-use crate::{audit, render};
 use pty::Live;
 use screen::Screen;
 use wait::Activity;
@@ -1022,7 +1022,7 @@ async fn check(
         Decision::Deny => true,
     };
     let refusal = refused.then(|| {
-        render::refusal(
+        policy::refusal(
             &verdict,
             approval,
             session.policy.allowing(command).as_ref(),
@@ -1030,7 +1030,7 @@ async fn check(
         )
     });
     Checked {
-        decision: render::decision_name(verdict.decision),
+        decision: policy::decision_name(verdict.decision),
         rule: verdict.rule.clone(),
         refusal,
     }
