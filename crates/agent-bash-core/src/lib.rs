@@ -59,6 +59,7 @@ pub mod settings;
 mod snapshot;
 mod target;
 mod terminal;
+mod terminal_answer;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
 pub use config::{
@@ -79,9 +80,9 @@ pub use session::{Finished, Session};
 pub use target::Target;
 pub use terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
-    TerminalAnswer, TerminalInput, TerminalNote, TerminalOpen, TerminalState, TerminalWait,
-    WaitEnd,
+    TerminalInput, TerminalOpen, TerminalWait,
 };
+pub use terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 pub use tokio_util::sync::CancellationToken;
 
 /// The output pipeline's parts, for the project's own benchmarks only: not a stable API.

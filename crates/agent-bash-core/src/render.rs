@@ -14,7 +14,7 @@ use crate::jobs::{JobInfo, JobList, JobOutput, JobStatus};
 use crate::outcome::{Note, Outcome};
 use crate::output::StreamStats;
 use crate::policy::{Decision, MAX_SNIPPET_BYTES, Refusal, Verdict};
-use crate::terminal::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
+use crate::terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 
 /// The most bytes the text adds to the stream text, not counting spill file paths.
 pub const TEXT_OVERHEAD_BYTES: usize = 4096;

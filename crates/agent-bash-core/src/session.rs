@@ -25,7 +25,8 @@ use crate::process::stop::{self, StopTimes};
 use crate::request::Request;
 use crate::sandbox::{self, SandboxMode, Sandboxing};
 use crate::snapshot::{Capture, Shell};
-use crate::terminal::{TerminalAnswer, TerminalInput, TerminalOpen, TerminalWait, Terminals};
+use crate::terminal::{TerminalInput, TerminalOpen, TerminalWait, Terminals};
+use crate::terminal_answer::TerminalAnswer;
 use crate::{audit, exit, pipeline};
 
 /// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
