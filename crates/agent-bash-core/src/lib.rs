@@ -1,6 +1,6 @@
 //! agent-bash's engine: run one bash command for an LLM agent, completely and within bounds.
 //!
-//! The pipeline (`pipeline::run`), one module per stage:
+//! The pipeline (`session::pipeline::run`), one module per stage:
 //!
 //! ```text
 //! Request ─validate─▶ Call ─check (one parse; ask → Approver)─▶ Verdict ─plan─▶ Plan
@@ -47,7 +47,6 @@ mod exit;
 mod jobs;
 mod outcome;
 mod output;
-mod pipeline;
 mod plan;
 mod policy;
 mod process;
@@ -58,7 +57,6 @@ mod session;
 pub mod settings;
 mod snapshot;
 mod target;
-mod terminal;
 mod terminal_answer;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
@@ -76,12 +74,12 @@ pub use policy::{
 };
 pub use process::ProcessInfo;
 pub use request::Request;
-pub use session::{Finished, Session};
-pub use target::Target;
-pub use terminal::{
+pub use session::terminal::{
     DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
     TerminalInput, TerminalOpen, TerminalWait,
 };
+pub use session::{Finished, Session};
+pub use target::Target;
 pub use terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 pub use tokio_util::sync::CancellationToken;
 

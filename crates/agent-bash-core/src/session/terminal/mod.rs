@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use regex::{Regex, RegexBuilder};
 use tokio::io::unix::AsyncFd;
 
+use super::Session;
 use crate::audit;
 use crate::error::Error;
 use crate::lock;
@@ -50,7 +51,6 @@ use crate::plan::Plan;
 use crate::policy::{self, Approval, Approver, Decision, Refusal};
 use crate::process::group::GroupGuard;
 use crate::process::stop::{self, GROUP_POLL, StopTimes};
-use crate::session::Session;
 use crate::terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 use pty::Live;
 use screen::Screen;

@@ -1,6 +1,9 @@
 //! The session: a root directory, a config, and everything its calls leave behind (spill
 //! files, process groups still running). Dropping it kills every process it started.
 
+mod pipeline;
+pub(crate) mod terminal;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
@@ -25,9 +28,9 @@ use crate::process::stop::{self, StopTimes};
 use crate::request::Request;
 use crate::sandbox::{self, SandboxMode, Sandboxing};
 use crate::snapshot::{Capture, Shell};
-use crate::terminal::{TerminalInput, TerminalOpen, TerminalWait, Terminals};
 use crate::terminal_answer::TerminalAnswer;
-use crate::{audit, exit, pipeline};
+use crate::{audit, exit};
+use terminal::{TerminalInput, TerminalOpen, TerminalWait, Terminals};
 
 /// One agent's shell context. Cheap to share behind an `Arc`; calls may run concurrently.
 #[derive(Debug)]
@@ -452,7 +455,7 @@ impl Session {
     /// `approver`), else the outcome of its refusal, as `run_with` would answer it. Runs
     /// nothing; the cwd is not looked up (it is a path on the target).
     pub async fn judge(&self, request: &Request, approver: &impl Approver) -> Option<Outcome> {
-        crate::pipeline::judge(self, request, approver).await
+        pipeline::judge(self, request, approver).await
     }
 
     /// The policy's decision on `command`, with every simple command it found. Runs

@@ -8,6 +8,7 @@ use crate::config::{OnTimeout, Unanswered};
 use crate::error::Error;
 use crate::jobs::{self, JobOrigin, Reservation};
 
+use super::{Finished, Session};
 use crate::audit;
 use crate::outcome::{self, Note, Outcome};
 use crate::output::{Capture, Stream};
@@ -17,7 +18,6 @@ use crate::process::pump::Pump;
 use crate::process::spawn;
 use crate::request::{self, Call, Request};
 use crate::sandbox::{self, Confinement, Sandboxing};
-use crate::session::{Finished, Session};
 
 /// Runs one call: validate → check → plan → spawn → collect → assemble → record. (The
 /// last step, render, is the caller's: `render::text` of the outcome.)
