@@ -1030,6 +1030,96 @@ fn shell_lines(typed: &str, input: &TerminalInput) -> (Vec<String>, String) {
     (lines, line)
 }
 
+/// Terminal sessions: programs that need a terminal, driven across calls.
+impl Session {
+    /// Opens a terminal running `open.command` (default: an interactive bash) once the
+    /// policy allows it, and answers with its first screen (once the program waits for
+    /// input, its output settles, or `terminal::OPEN_WAIT` passes). A refused command
+    /// opens nothing: the answer's `refused` says why.
+    ///
+    /// # Errors
+    /// `TerminalLimit`, `TerminalSize`, `Cwd`, `EmptyCommand` and the other request errors,
+    /// `Terminal` or `Spawn` when it cannot be started.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use agent_bash_core::{Config, NoApprover, Session, TerminalInput, TerminalOpen};
+    /// use agent_bash_core::{TerminalState, TerminalWait};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let config = Config { spill_parent: Some(dir.path().into()), ..Config::default() };
+    /// let session = Session::new(dir.path(), config)?;
+    /// let open = TerminalOpen { command: Some("python3 -q".into()), ..TerminalOpen::default() };
+    /// let first = session.terminal_open(open, &NoApprover).await?;
+    /// // On a busy machine the first answer may come before the prompt: wait for it.
+    /// let prompt = TerminalWait { wait_secs: Some(30), wait_for: Some(">>>".into()) };
+    /// let ready = session.terminal_view(first.id, prompt).await?;
+    /// assert!(ready.screen.ends_with(">>>"), "{}", ready.screen);
+    ///
+    /// let answered = TerminalWait { wait_secs: Some(30), wait_for: Some("^42$".into()) };
+    /// let text = Some("6 * 7\n".into());
+    /// let input = TerminalInput { text, wait: answered, ..TerminalInput::default() };
+    /// let answer = session.terminal_send(first.id, input, &NoApprover).await?;
+    /// // The wait ends on the answer's line, maybe before the next prompt is drawn.
+    /// assert!(answer.screen.lines().any(|line| line == "42"), "{}", answer.screen);
+    ///
+    /// let closed = session.terminal_close(first.id).await?;
+    /// assert_eq!(closed.state, TerminalState::Exited);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn terminal_open(
+        &self,
+        open: TerminalOpen,
+        approver: &impl Approver,
+    ) -> Result<TerminalAnswer, Error> {
+        // A terminal runs under the session's sandbox: its window opens first, and closes
+        // at a later call once no terminal is open (which also looks at git).
+        self.confined_work_starts(self.confines_writes((None, None)));
+        self.terminals.open(self, open, approver).await
+    }
+
+    /// Types `input` into terminal `id` (its text as is, a newline as Enter, then its named
+    /// keys) and answers once the wait is over: `wait_for` matched, the program waits for
+    /// input or ended, the terminal was quiet for `terminal::SETTLE` (without `wait_for`),
+    /// or `wait_secs` passed. At a shell prompt, the lines it completes go through the
+    /// policy first; a refused line types nothing.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`, `Key`, `Pattern`, `Wait`, `Terminal` (the write failed).
+    pub async fn terminal_send(
+        &self,
+        id: u64,
+        input: TerminalInput,
+        approver: &impl Approver,
+    ) -> Result<TerminalAnswer, Error> {
+        self.terminals.send(self, id, input, approver).await
+    }
+
+    /// Terminal `id`'s screen and new scrollback, after waiting as `wait` says (by default
+    /// not at all), typing nothing.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`, `Pattern`, `Wait`.
+    pub async fn terminal_view(
+        &self,
+        id: u64,
+        wait: TerminalWait,
+    ) -> Result<TerminalAnswer, Error> {
+        self.terminals.view(self, id, wait).await
+    }
+
+    /// Ends terminal `id` (hang-up, then SIGTERM and SIGKILL for its whole process tree)
+    /// and answers with its last screen.
+    ///
+    /// # Errors
+    /// `UnknownTerminal`.
+    pub async fn terminal_close(&self, id: u64) -> Result<TerminalAnswer, Error> {
+        self.terminals.close(self, id).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
