@@ -27,18 +27,7 @@ pub(crate) async fn run(
     hooks: Hooks<'_>,
     approver: &impl Approver,
 ) -> Result<Finished, Error> {
-    // 1. Validate: the request becomes a call (cwd resolved, timeout clamped), or an error.
-    let call = request::validate(&request, &session.root, &session.config)?;
-    // The base of the session's files (and of the audit log) must be this user's alone.
-    session
-        .spill_dir
-        .check_base()
-        .map_err(|reason| Error::OutputDir { reason })?;
-    session.mend_own_files()?;
-    // The user's shell, captured again if an rc file changed.
-    if let Some(problem) = session.shell.refresh().await {
-        session.notice(Note::NoShellSnapshot { problem });
-    }
+    let call = validate(session, &request).await?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
     let shell = session.shell.definitions();
     let mut verdict = policy::check(
@@ -102,6 +91,24 @@ pub(crate) async fn run(
             Err(error)
         }
     }
+}
+
+/// Step 1, validate: the request becomes a call (cwd resolved, timeout clamped), or an
+/// error; the session's own files are checked and mended, and the user's shell captured
+/// again if an rc file changed.
+async fn validate(session: &Session, request: &Request) -> Result<Call, Error> {
+    let call = request::validate(request, &session.root, &session.config)?;
+    // The base of the session's files (and of the audit log) must be this user's alone.
+    session
+        .spill_dir
+        .check_base()
+        .map_err(|reason| Error::OutputDir { reason })?;
+    session.mend_own_files()?;
+    // The user's shell, captured again if an rc file changed.
+    if let Some(problem) = session.shell.refresh().await {
+        session.notice(Note::NoShellSnapshot { problem });
+    }
+    Ok(call)
 }
 
 /// Step 2 alone, for a command that runs on a target: `None` when it may be sent there
