@@ -1,6 +1,6 @@
 //! agent-bash's engine: run one bash command for an LLM agent, completely and within bounds.
 //!
-//! The pipeline (`pipeline::run`), one module per stage:
+//! The pipeline (`session::pipeline::run`), one module per stage:
 //!
 //! ```text
 //! Request ─validate─▶ Call ─check (one parse; ask → Approver)─▶ Verdict ─plan─▶ Plan
@@ -47,7 +47,6 @@ mod exit;
 mod jobs;
 mod outcome;
 mod output;
-mod pipeline;
 mod plan;
 mod policy;
 mod process;
@@ -60,7 +59,7 @@ pub mod settings;
 mod snapshot;
 mod spawn_raw;
 mod target;
-mod terminal;
+mod terminal_answer;
 
 pub use collect::{PROGRESS_INTERVAL, Progress};
 pub use config::{
@@ -77,13 +76,13 @@ pub use policy::{
 };
 pub use procs::ProcessInfo;
 pub use request::Request;
+pub use session::terminal::{
+    DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
+    TerminalInput, TerminalOpen, TerminalWait,
+};
 pub use session::{Finished, Session};
 pub use target::Target;
-pub use terminal::{
-    DEFAULT_COLS, DEFAULT_ROWS, KEY_NAMES, OPEN_WAIT, PATTERN_WAIT, SEND_WAIT, SETTLE,
-    TerminalAnswer, TerminalInput, TerminalNote, TerminalOpen, TerminalState, TerminalWait,
-    WaitEnd,
-};
+pub use terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 pub use tokio_util::sync::CancellationToken;
 
 /// The output pipeline's parts, for the project's own benchmarks only: not a stable API.

@@ -9,7 +9,8 @@ use serde::de::IntoDeserializer as _;
 use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Value};
 
-use super::keys::{Kind, Problem, Raw, SETTINGS, Setting, setting};
+use super::keys::{Kind, Problem, Raw, Setting};
+use super::table::{SETTINGS, setting};
 use super::{ENV_PREFIX, NON_SETTING_VARS, Source, env_name};
 use crate::config::Config;
 use crate::error::Error;

@@ -14,7 +14,9 @@
 
 mod keys;
 mod layer;
+mod table;
 mod trust;
+mod values;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -25,8 +27,9 @@ use toml::{Table, Value};
 use crate::config::Config;
 use crate::error::Error;
 use keys::Raw;
-pub use keys::{Kind, SETTINGS, Setting};
+pub use keys::{Kind, Setting};
 use layer::Layer;
+pub use table::SETTINGS;
 pub use trust::Ignored;
 
 /// The project file's name, in the session root.

@@ -332,7 +332,7 @@ fn unplaced(key: String, reason: &'static str) -> Ignored {
 
 #[cfg(test)]
 mod tests {
-    use super::super::keys::SETTINGS;
+    use super::super::table::SETTINGS;
     use super::super::{PROJECT_FILE, Sources, load};
     use super::*;
     use agent_bash_policy::Decision;
@@ -739,7 +739,7 @@ mod tests {
         let layer = |pattern: &str| Layer {
             source: Source::UserFile("/u".into()),
             values: vec![(
-                super::super::keys::setting("trust.roots").unwrap(),
+                super::super::table::setting("trust.roots").unwrap(),
                 Value::Array(vec![pattern.into()]),
             )],
         };

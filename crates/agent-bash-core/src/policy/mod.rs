@@ -1,7 +1,12 @@
 //! Policy stage: decides from the command's parsed structure whether it runs, needs the
 //! user's approval, or is refused (the `agent-bash-policy` crate). A refusal is worded by
-//! `render::refusal`: the reason, the rule, and the configuration change that would allow it;
-//! a suggestion (the host has a tool for the command) by `render::suggestion`.
+//! `refusal::refusal`: the reason, the rule, and the configuration change that would allow
+//! it; a suggestion (the host has a tool for the command) by `refusal::suggestion`.
+
+mod refusal;
+
+pub use refusal::decision_name;
+pub(crate) use refusal::{MAX_SNIPPET_BYTES, refusal, suggestion};
 
 pub use agent_bash_policy::{
     Allowance, Decision, Host, Policy, PolicySettings, RuleSpec, Segment, Verdict, builtin_rules,

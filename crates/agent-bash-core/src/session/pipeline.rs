@@ -8,6 +8,8 @@ use crate::config::{OnTimeout, Unanswered};
 use crate::error::Error;
 use crate::jobs::{self, JobOrigin, Reservation};
 
+use super::{Finished, Session};
+use crate::audit;
 use crate::outcome::{self, Note, Outcome};
 use crate::output::{Capture, Stream};
 use crate::plan::{self, Limits};
@@ -16,8 +18,6 @@ use crate::process::pump::Pump;
 use crate::process::spawn;
 use crate::request::{self, Call, Request};
 use crate::sandbox::{self, Confinement, Sandboxing};
-use crate::session::{Finished, Session};
-use crate::{audit, render};
 
 /// Runs one call: validate → check → plan → spawn → collect → assemble → record. (The
 /// last step, render, is the caller's: `render::text` of the outcome.)
@@ -27,18 +27,7 @@ pub(crate) async fn run(
     hooks: Hooks<'_>,
     approver: &impl Approver,
 ) -> Result<Finished, Error> {
-    // 1. Validate: the request becomes a call (cwd resolved, timeout clamped), or an error.
-    let call = request::validate(&request, &session.root, &session.config)?;
-    // The base of the session's files (and of the audit log) must be this user's alone.
-    session
-        .spill_dir
-        .check_base()
-        .map_err(|reason| Error::OutputDir { reason })?;
-    session.mend_own_files()?;
-    // The user's shell, captured again if an rc file changed.
-    if let Some(problem) = session.shell.refresh().await {
-        session.notice(Note::NoShellSnapshot { problem });
-    }
+    let call = validate(session, &request).await?;
     // 2. Check: the command's one parse; `ask` goes to the approver; a refusal runs nothing.
     let shell = session.shell.definitions();
     let mut verdict = policy::check(
@@ -102,6 +91,24 @@ pub(crate) async fn run(
             Err(error)
         }
     }
+}
+
+/// Step 1, validate: the request becomes a call (cwd resolved, timeout clamped), or an
+/// error; the session's own files are checked and mended, and the user's shell captured
+/// again if an rc file changed.
+async fn validate(session: &Session, request: &Request) -> Result<Call, Error> {
+    let call = request::validate(request, &session.root, &session.config)?;
+    // The base of the session's files (and of the audit log) must be this user's alone.
+    session
+        .spill_dir
+        .check_base()
+        .map_err(|reason| Error::OutputDir { reason })?;
+    session.mend_own_files()?;
+    // The user's shell, captured again if an rc file changed.
+    if let Some(problem) = session.shell.refresh().await {
+        session.notice(Note::NoShellSnapshot { problem });
+    }
+    Ok(call)
 }
 
 /// Step 2 alone, for a command that runs on a target: `None` when it may be sent there
@@ -255,9 +262,9 @@ fn first_suggestion(session: &Session, call: &Call, verdict: &Verdict) -> bool {
 /// (or, for a suggestion, which tool to use and how to run it anyway).
 fn refuse(session: &Session, call: &Call, verdict: &Verdict, approval: Approval) -> Finished {
     let refused = if verdict.decision == Decision::Suggest {
-        render::suggestion(verdict)
+        policy::suggestion(verdict)
     } else {
-        render::refusal(
+        policy::refusal(
             verdict,
             approval,
             session.policy.allowing(&call.command).as_ref(),
@@ -303,7 +310,7 @@ fn record(
             return;
         }
     };
-    let decision = render::decision_name(verdict.decision);
+    let decision = policy::decision_name(verdict.decision);
     let description = call.description.as_deref();
     let rule = verdict.rule.as_deref();
     let mut entry = audit::Entry::of(outcome, description, decision, rule, approved);
@@ -330,7 +337,7 @@ fn record_failure(
         ..Outcome::default()
     };
     if let Ok(Some(path)) = session.audit_path() {
-        let decision = render::decision_name(verdict.decision);
+        let decision = policy::decision_name(verdict.decision);
         let description = call.description.as_deref();
         let rule = verdict.rule.as_deref();
         let mut entry = audit::Entry::of(&outcome, description, decision, rule, approved);
@@ -617,7 +624,7 @@ mod tests {
         let refusal = first.refused.as_ref().expect("not run");
         assert_eq!(refusal.decision, Decision::Suggest);
         assert_eq!(refusal.tool.as_deref(), Some("Edit"));
-        let text = render::text(&first);
+        let text = crate::render::text(&first);
         assert!(
             text.starts_with("[not run: use the `Edit` tool for this]\ncommand: sed -i s/a/b/ f"),
             "{text}"
