@@ -26,8 +26,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WARM_UP = 10
 
 WAYS = {
-    "direct": ([], {"AGENT_BASH_SANDBOX_SUPERVISE_ALWAYS": "false"}),
-    "supervisor": ([], {}),
+    # The default mode is `workspace-write` (safe by default), so the two unconfined ways
+    # say `--sandbox off`.
+    "direct": (["--sandbox", "off"], {"AGENT_BASH_SANDBOX_SUPERVISE_ALWAYS": "false"}),
+    "supervisor": (["--sandbox", "off"], {}),
     "workspace-write": (["--sandbox", "workspace-write"], {}),
     "ws, no network": (["--sandbox", "workspace-write", "--no-network"], {}),
 }
