@@ -18,9 +18,10 @@ use tokio::time::{Instant as TokioInstant, sleep_until};
 
 use super::group::GroupGuard;
 use super::spawn::{PipeReader, Running, Shell};
-use super::stop::{GROUP_POLL, Stop, StopTimes};
+use super::stop::{GROUP_POLL, Stop};
 use crate::output::{Capture, Stream};
 use crate::plan::ScriptFile;
+use crate::plan::StopTimes;
 
 /// Bytes read from a pipe at a time.
 pub const READ_CHUNK_BYTES: usize = 256 * 1024;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 
 use super::group::GroupGuard;
-pub(crate) use crate::plan::StopTimes;
+use crate::plan::StopTimes;
 
 /// How often a group being stopped is checked for survivors.
 pub(crate) const GROUP_POLL: Duration = Duration::from_millis(20);

@@ -9,11 +9,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::group::GroupGuard;
 use super::pump::{Event, Pump};
-use super::stop::{KILL_SETTLE, Stop, StopTimes};
+use super::stop::{KILL_SETTLE, Stop};
 use crate::collect::{self, Captured, Hooks, Rest};
 use crate::config::{Budget, Config};
 use crate::output::spill::SpillDir;
 use crate::output::{Capture, Stream};
+use crate::plan::StopTimes;
 use crate::plan::{self, Environment, Limits};
 use crate::request::Call;
 

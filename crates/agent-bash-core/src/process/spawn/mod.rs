@@ -33,8 +33,7 @@ use super::group::{GroupGuard, Tree};
 use crate::error::Error;
 use crate::plan::{Confined, Plan, ScriptFile};
 use crate::sandbox::launcher::Launch;
-pub(crate) use crate::spawn_raw::Stdio;
-use crate::spawn_raw::{c_string, spawn_program};
+use crate::spawn_raw::{Stdio, c_string, spawn_program};
 
 mod shell;
 
@@ -266,7 +265,7 @@ pub(crate) fn posix_spawn(plan: &Plan, stdio: &Stdio<'_>) -> io::Result<i32> {
 mod tests {
     use super::*;
     use crate::plan::Limits;
-    use crate::process::stop::StopTimes;
+    use crate::plan::StopTimes;
     use std::path::Path;
     use std::process::ExitStatus;
     use std::time::Duration;

@@ -12,8 +12,9 @@ use super::{HANGUP_GRACE, PATTERN_WAIT, SETTLE, Terminal, TerminalWait};
 use crate::error::Error;
 use crate::lock;
 use crate::output::window::Share;
+use crate::plan::StopTimes;
 use crate::process::group::GroupGuard;
-use crate::process::stop::{self, GROUP_POLL, StopTimes};
+use crate::process::stop::{self, GROUP_POLL};
 use crate::session::Session;
 use crate::terminal_answer::{TerminalAnswer, TerminalNote, TerminalState, WaitEnd};
 

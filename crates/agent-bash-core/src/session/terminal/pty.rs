@@ -24,7 +24,8 @@ use crate::error::Error;
 use crate::lock;
 use crate::plan::Plan;
 use crate::process::group::GroupGuard;
-use crate::process::spawn::{self, Shell, Stdio};
+use crate::process::spawn::{self, Shell};
+use crate::spawn_raw::Stdio;
 
 /// Bytes asked for in one read of the master (Linux hands out at most a few KiB at a time).
 const READ_BYTES: usize = 64 * 1024;
