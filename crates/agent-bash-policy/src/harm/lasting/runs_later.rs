@@ -165,14 +165,9 @@ fn redirects_git(form: &[Arg]) -> bool {
 /// http or a bare address (`npm config set registry http://203.0.113.4:4873/`, `pip config
 /// set global.index-url …`): every later install comes from there.
 fn redirects_registry(form: &[Arg]) -> bool {
-    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
-    let Some(set) = words
-        .windows(2)
-        .position(|pair| pair[0] == "config" && pair[1] == "set")
-    else {
+    let Some(rest) = config_set(form) else {
         return false;
     };
-    let rest = &words[set + 2..];
     let key = rest
         .first()
         .map_or("", |key| key.split('=').next().unwrap_or(""));
@@ -193,15 +188,10 @@ fn redirects_registry(form: &[Arg]) -> bool {
 /// True for `npm config set script-shell X` (and `shell`, `node-options`, `git`): every
 /// later `npm run` (or package install) goes through the program set there.
 fn sets_package_manager_shell(form: &[Arg]) -> bool {
-    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
-    let Some(set) = words
-        .windows(2)
-        .position(|pair| pair[0] == "config" && pair[1] == "set")
-    else {
+    let Some(rest) = config_set(form) else {
         return false;
     };
-    words[set + 2..]
-        .iter()
+    rest.iter()
         .filter(|word| !word.starts_with('-'))
         .take(1)
         .any(|key| {
@@ -247,4 +237,14 @@ pub(crate) fn startup_write_unseen(found: &Found) -> Option<String> {
             "this changes a shell start-up or tool configuration file with text that cannot be seen here; it would run in later sessions".to_owned()
         })
     })
+}
+
+/// The words after `config set` in a package manager's command line (`npm config set
+/// registry X` → `registry X`), or `None` when it sets no configuration.
+fn config_set(form: &[Arg]) -> Option<Vec<&str>> {
+    let words: Vec<&str> = form.iter().skip(1).map(|arg| arg.text.as_str()).collect();
+    let set = words
+        .windows(2)
+        .position(|pair| pair[0] == "config" && pair[1] == "set")?;
+    Some(words[set + 2..].to_vec())
 }
