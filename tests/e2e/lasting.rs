@@ -442,7 +442,9 @@ fn a_project_file_written_by_a_killed_session_is_not_trusted() {
 }
 
 /// With the home directory as the project root, a confined command can make the user's
-/// own settings file where none was: the next session reads it as untrusted.
+/// own settings file where none was: the next session reads it as untrusted. (The policy
+/// denies that write too, rule `privilege`; it is switched off for the write, so that this
+/// tests the sandbox's layer alone.)
 #[test]
 fn a_user_file_made_inside_a_home_root_is_not_trusted() {
     let place = Place::new("user-file");
@@ -462,7 +464,9 @@ fn a_user_file_made_inside_a_home_root_is_not_trusted() {
     };
     let made = args(write);
     let made: Vec<&str> = made.iter().map(String::as_str).collect();
-    agent_bash_env(&made, &vars);
+    let mut policy_off = vars.clone();
+    policy_off.push(("AGENT_BASH_POLICY_DISABLE", "privilege"));
+    agent_bash_env(&made, &policy_off);
     assert!(home.join(".config/agent-bash/config.toml").exists());
     let escape = args(&format!("echo x > {}", target.display()));
     let escape: Vec<&str> = escape.iter().map(String::as_str).collect();

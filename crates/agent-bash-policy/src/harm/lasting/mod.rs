@@ -75,4 +75,7 @@ const PERSISTENT_PLACES: &[&str] = &[
     "~/.config/upstart",
     "~/.pam_environment",
     "~/.config/environment.d",
+    // agent-bash's own user settings: a write there loosens every later call, the
+    // sandbox's and the policy's, outside this one.
+    "~/.config/agent-bash",
 ];
