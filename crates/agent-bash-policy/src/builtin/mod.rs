@@ -144,7 +144,7 @@ pub(crate) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "privilege",
-        description: "setuid/setgid modes, setcap, joining sudo/wheel/docker, visudo, writes to sudoers, passwd, shadow, ld.so.preload, cron, systemd units, PAM, ~/.ssh/authorized_keys, /etc/hosts pointed elsewhere; administrator rights on a cloud account or repository",
+        description: "setuid/setgid modes, setcap, joining sudo/wheel/docker, visudo, writes to sudoers, passwd, shadow, ld.so.preload, cron, systemd units, PAM, ~/.ssh/authorized_keys, agent-bash's own user settings, /etc/hosts pointed elsewhere; administrator rights on a cloud account or repository",
         reason: "this grants privileges (here or on a remote account) or plants code that runs later as another user or at login",
         test: harm::privilege,
     },
